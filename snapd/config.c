@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "macro.h"
+#include "strv.h"
+
+typedef struct Parser {
+        Config *config;
+        const char *file;
+        FILE *f;
+        unsigned line;
+        unsigned section_line;  /* of the last [SECTION] header */
+        FILE *errors;           /* open_memstream */
+        unsigned n_errors;
+} Parser;
+
+_printf_(3, 4)
+static void report(FILE *errors, unsigned *n, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vfprintf(errors, fmt, ap);
+        va_end(ap);
+        fputc('\n', errors);
+        (*n)++;
+}
+
+#define parse_error(p, key, fmt, ...) \
+        report((p)->errors, &(p)->n_errors, "%s:%u: %s: " fmt, (p)->file, (p)->line, key, ##__VA_ARGS__)
+
+static Job *job_free(Job *j) {
+        if (!j)
+                return NULL;
+        free(j->name);
+        free(j->source);
+        free(j->store);
+        strv_free(j->exclude);
+        free(j->pre_snapshot);
+        free(j->post_snapshot);
+        free(j->file);
+        free(j);
+        return NULL;
+}
+
+Config *config_free(Config *c) {
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_jobs; i++)
+                job_free(c->jobs[i]);
+        free(c->jobs);
+        free(c);
+        return NULL;
+}
+
+const Job *config_find_job(const Config *c, const char *name) {
+        for (size_t i = 0; c && i < c->n_jobs; i++)
+                if (strcmp(c->jobs[i]->name, name) == 0)
+                        return c->jobs[i];
+        return NULL;
+}
+
+static bool job_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char) *s) && !strchr("_.-", *s))
+                        return false;
+        return true;
+}
+
+/* An absolute, normalized path: no "." or ".." components, no "//". */
+static bool path_valid(const char *s) {
+        if (s[0] != '/' || strlen(s) >= PATH_MAX)
+                return false;
+        for (const char *p = s; *p; ) {
+                size_t n;
+
+                p++;                            /* the slash */
+                n = strcspn(p, "/");
+                if (n == 0 && p[0] == '/')
+                        return false;           /* "//" */
+                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return false;
+                p += n;
+                if (*p == '/' && p[1] == '\0')
+                        return false;           /* trailing slash */
+        }
+        return true;
+}
+
+static int parse_bool(const char *v, bool *ret) {
+        static const char *const yes[] = { "yes", "true", "on", "1" };
+        static const char *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(v, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcasecmp(v, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+static int parse_count(const char *v, unsigned *ret) {
+        char *end;
+        unsigned long n;
+
+        if (!isdigit((unsigned char) v[0]))
+                return -EINVAL;
+        errno = 0;
+        n = strtoul(v, &end, 10);
+        if (errno || *end || n > 1000000)
+                return -ERANGE;
+        *ret = (unsigned) n;
+        return 0;
+}
+
+static int parse_log_level(const char *v, int *ret) {
+        static const struct {
+                const char *name;
+                int level;
+        } levels[] = {
+                { "err", LOG_ERR }, { "error", LOG_ERR }, { "warning", LOG_WARNING },
+                { "notice", LOG_NOTICE }, { "info", LOG_INFO }, { "debug", LOG_DEBUG },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(levels); i++)
+                if (strcmp(v, levels[i].name) == 0) {
+                        *ret = levels[i].level;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static Job *job_get(Parser *p, const char *name) {
+        Config *c = p->config;
+        Job **jobs, *j;
+
+        for (size_t i = 0; i < c->n_jobs; i++)
+                if (strcmp(c->jobs[i]->name, name) == 0)
+                        return c->jobs[i];
+
+        j = calloc(1, sizeof(*j));
+        jobs = reallocarray(c->jobs, c->n_jobs + 1, sizeof(*jobs));
+        if (!j || !jobs) {
+                free(j);
+                if (jobs)
+                        c->jobs = jobs;
+                return NULL;
+        }
+        c->jobs = jobs;
+        j->name = strdup(name);
+        j->file = strdup(p->file);
+        j->line = p->section_line;
+        j->on_change = false;
+        if (!j->name || !j->file) {
+                job_free(j);
+                return NULL;
+        }
+        c->jobs[c->n_jobs++] = j;
+        return j;
+}
+
+static int set_string(char **field, const char *v) {
+        char *s = strdup(v);
+
+        if (!s)
+                return -ENOMEM;
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+/* inih calls this for every key; it always goes on, errors are collected. */
+static int handler(void *user, const char *section, const char *key, const char *value) {
+        Parser *p = user;
+        Job *j;
+        int r;
+
+        if (!section[0]) {
+                parse_error(p, key, "not in a section: put it under [daemon] or [JOB]");
+                return 1;
+        }
+        if (strcmp(section, "daemon") == 0) {
+                if (strcmp(key, "log_level") == 0) {
+                        if (parse_log_level(value, &p->config->log_level) < 0)
+                                parse_error(p, key, "'%s' is not one of err, warning, notice, info, debug",
+                                            value);
+                } else
+                        parse_error(p, key, "unknown key in [daemon]");
+                return 1;
+        }
+        if (!job_name_valid(section)) {
+                parse_error(p, key, "[%s]: a job name is 1-64 letters, digits, '_', '.' or '-', "
+                            "not starting with '.' or '-'", section);
+                return 1;
+        }
+        j = job_get(p, section);
+        if (!j) {
+                parse_error(p, key, "out of memory");
+                return 1;
+        }
+
+        if (strcmp(key, "source") == 0 || strcmp(key, "store") == 0) {
+                if (!path_valid(value))
+                        parse_error(p, key, "'%s' is not an absolute, normalized path", value);
+                else if (set_string(strcmp(key, "source") == 0 ? &j->source : &j->store, value) < 0)
+                        parse_error(p, key, "out of memory");
+        } else if (strcmp(key, "interval") == 0 || strcmp(key, "keep_min_age") == 0) {
+                usec_t t;
+
+                r = timespan_parse(value, &t);
+                if (r < 0)
+                        parse_error(p, key, "'%s' is not a time span (like 30s, 15min, 1h, 1d, 1w)",
+                                    value);
+                else if (key[0] == 'i' && t < USEC_PER_SEC)
+                        parse_error(p, key, "'%s': the interval must be at least 1s", value);
+                else if (key[0] == 'i')
+                        j->interval = t;
+                else
+                        j->retention.min_age = t;
+        } else if (strcmp(key, "on_change") == 0) {
+                if (parse_bool(value, &j->on_change) < 0)
+                        parse_error(p, key, "'%s' is not a boolean (yes or no)", value);
+        } else if (strncmp(key, "keep_", 5) == 0) {
+                static const char *const names[] = { "hourly", "daily", "weekly", "monthly", "yearly" };
+                unsigned *fields[] = { &j->retention.hourly, &j->retention.daily, &j->retention.weekly,
+                                       &j->retention.monthly, &j->retention.yearly };
+                size_t i;
+
+                for (i = 0; i < ELEMENTSOF(names); i++)
+                        if (strcmp(key + 5, names[i]) == 0)
+                                break;
+                if (i == ELEMENTSOF(names))
+                        parse_error(p, key, "unknown key");
+                else if (parse_count(value, fields[i]) < 0)
+                        parse_error(p, key, "'%s' is not a count from 0 to 1000000", value);
+        } else if (strcmp(key, "exclude") == 0) {
+                if (!value[0]) {
+                        j->exclude = strv_free(j->exclude);
+                        j->n_exclude = 0;
+                } else if (strv_push(&j->exclude, &j->n_exclude, value) < 0)
+                        parse_error(p, key, "out of memory");
+        } else if (strcmp(key, "pre_snapshot") == 0 || strcmp(key, "post_snapshot") == 0) {
+                char **field = key[1] == 'r' ? &j->pre_snapshot : &j->post_snapshot;
+
+                if (!value[0]) {
+                        free(*field);
+                        *field = NULL;
+                } else if (!path_valid(value))
+                        parse_error(p, key, "'%s' is not an absolute path to a program", value);
+                else if (set_string(field, value) < 0)
+                        parse_error(p, key, "out of memory");
+        } else
+                parse_error(p, key, "unknown key");
+        return 1;
+}
+
+/* Lines are read here so that the handler knows its line number. */
+static char *reader(char *str, int num, void *stream) {
+        Parser *p = stream;
+        size_t n;
+
+        if (!fgets(str, num, p->f))
+                return NULL;
+        p->line++;
+        n = strlen(str);
+        if (n == (size_t) num - 1 && str[n - 1] != '\n' && !feof(p->f)) {
+                int c;
+
+                while ((c = fgetc(p->f)) != EOF && c != '\n')
+                        ;
+                parse_error(p, "(line)", "longer than %d characters", num - 2);
+                strcpy(str, "\n");
+        }
+        if (str[strspn(str, " \t")] == '[')
+                p->section_line = p->line;
+        return str;
+}
+
+static int parse_file(Parser *p, const char *path) {
+        int r;
+
+        p->f = fopen(path, "re");
+        if (!p->f) {
+                r = -errno;
+                report(p->errors, &p->n_errors, "%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        p->file = path;
+        p->line = 0;
+        p->section_line = 0;
+        r = ini_parse_stream(reader, p, handler, p);
+        if (r > 0)
+                report(p->errors, &p->n_errors,
+                       "%s:%d: syntax error: expected [SECTION], KEY = VALUE or a comment", path, r);
+        fclose(p->f);
+        p->f = NULL;
+        return 0;
+}
+
+static int dropin_filter(const struct dirent *d) {
+        size_t n = strlen(d->d_name);
+
+        return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+static void validate(Parser *p) {
+        Config *c = p->config;
+
+        for (size_t i = 0; i < c->n_jobs; i++) {
+                Job *j = c->jobs[i];
+
+                if (!j->source)
+                        report(p->errors, &p->n_errors, "%s:%u: [%s]: source is not set", j->file,
+                               j->line, j->name);
+                if (!j->store)
+                        report(p->errors, &p->n_errors, "%s:%u: [%s]: store is not set", j->file,
+                               j->line, j->name);
+                if (!j->interval)
+                        report(p->errors, &p->n_errors, "%s:%u: [%s]: interval is not set", j->file,
+                               j->line, j->name);
+                if (!j->source || !j->store)
+                        continue;
+                if (strcmp(j->source, j->store) == 0)
+                        report(p->errors, &p->n_errors, "%s:%u: [%s]: store is the source itself",
+                               j->file, j->line, j->name);
+                else if (strncmp(j->source, j->store, strlen(j->store)) == 0 &&
+                         (j->source[strlen(j->store)] == '/' || strcmp(j->store, "/") == 0))
+                        report(p->errors, &p->n_errors,
+                               "%s:%u: [%s]: store %s contains the source; put it beside it",
+                               j->file, j->line, j->name, j->store);
+                for (size_t k = 0; k < i; k++)
+                        if (c->jobs[k]->store && strcmp(c->jobs[k]->store, j->store) == 0)
+                                report(p->errors, &p->n_errors,
+                                       "%s:%u: [%s]: store %s is also the store of job %s",
+                                       j->file, j->line, j->name, j->store, c->jobs[k]->name);
+        }
+}
+
+int config_load(const char *main_file, const char *dropin_dir, Config **ret, char **errors) {
+        _cleanup_config_free_ Config *c = calloc(1, sizeof(Config));
+        _cleanup_free_ char *buf = NULL;
+        struct dirent **list = NULL;
+        size_t size = 0;
+        Parser p = {};
+        int n;
+
+        if (!c)
+                return -ENOMEM;
+        c->log_level = LOG_INFO;
+        p.config = c;
+        p.errors = open_memstream(&buf, &size);
+        if (!p.errors)
+                return -ENOMEM;
+
+        parse_file(&p, main_file);
+        if (dropin_dir) {
+                n = scandir(dropin_dir, &list, dropin_filter, alphasort);
+                if (n < 0 && errno != ENOENT)
+                        report(p.errors, &p.n_errors, "%s: cannot list: %s", dropin_dir, strerror(errno));
+                for (int i = 0; i < n; i++) {
+                        _cleanup_free_ char *path = NULL;
+
+                        if (asprintf(&path, "%s/%s", dropin_dir, list[i]->d_name) >= 0)
+                                parse_file(&p, path);
+                        free(list[i]);
+                }
+                free(list);
+        }
+        validate(&p);
+
+        if (fclose(p.errors) != 0)
+                return -ENOMEM;
+        if (p.n_errors > 0) {
+                if (errors)
+                        *errors = TAKE_PTR(buf);
+                return -EINVAL;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* The mount ID of path, or of its nearest existing ancestor. */
+static int mount_id_of(const char *path, uint64_t *ret, char **found) {
+        _cleanup_free_ char *p = strdup(path);
+        struct statx stx;
+
+        if (!p)
+                return -ENOMEM;
+        for (;;) {
+                if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0) {
+                        *ret = stx.stx_mnt_id;
+                        if (found)
+                                *found = TAKE_PTR(p);
+                        return 0;
+                }
+                if (errno != ENOENT || strcmp(p, "/") == 0)
+                        return -errno;
+                *strrchr(p, '/') = '\0';
+                if (!p[0])
+                        strcpy(p, "/");
+        }
+}
+
+int config_check_paths(const Config *c, char **errors) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        unsigned n = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_jobs; i++) {
+                const Job *j = c->jobs[i];
+                const char *hooks[] = { j->pre_snapshot, j->post_snapshot };
+                uint64_t src_mnt = 0, store_mnt = 0;
+                _cleanup_free_ char *existing = NULL;
+                struct stat st;
+                int r;
+
+                if (lstat(j->source, &st) < 0)
+                        report(f, &n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name,
+                               j->source, strerror(errno));
+                else if (S_ISLNK(st.st_mode))
+                        report(f, &n, "%s:%u: [%s]: source %s is a symbolic link; name the directory itself",
+                               j->file, j->line, j->name, j->source);
+                else if (!S_ISDIR(st.st_mode))
+                        report(f, &n, "%s:%u: [%s]: source %s is not a directory", j->file, j->line,
+                               j->name, j->source);
+                else if (mount_id_of(j->source, &src_mnt, NULL) < 0)
+                        report(f, &n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name,
+                               j->source, strerror(errno));
+                else {
+                        r = mount_id_of(j->store, &store_mnt, &existing);
+                        if (r < 0)
+                                report(f, &n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name,
+                                       j->store, strerror(-r));
+                        else if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode))
+                                report(f, &n, "%s:%u: [%s]: store: %s is not a directory", j->file,
+                                       j->line, j->name, existing);
+                        else if (store_mnt != src_mnt)
+                                report(f, &n, "%s:%u: [%s]: store %s is not on the mount of source %s",
+                                       j->file, j->line, j->name, j->store, j->source);
+                }
+                for (size_t k = 0; k < ELEMENTSOF(hooks); k++)
+                        if (hooks[k] && access(hooks[k], X_OK) < 0)
+                                report(f, &n, "%s:%u: [%s]: %s %s: %s", j->file, j->line, j->name,
+                                       k == 0 ? "pre_snapshot" : "post_snapshot", hooks[k],
+                                       strerror(errno));
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (n > 0) {
+                if (errors)
+                        *errors = TAKE_PTR(buf);
+                return -EINVAL;
+        }
+        return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "retention.h"
+#include "timespan.h"
+
+/*
+ * refsnapd's configuration: the main file, then the drop-ins of its
+ * conf.d directory in lexical order.  [daemon] holds daemon-wide keys;
+ * every other section is a job named after it.  A later assignment
+ * overrides an earlier one; "exclude" adds a pattern, and an empty
+ * "exclude =" clears the list.  See refsnapd.conf(5).
+ */
+
+typedef struct Job {
+        char *name;
+        char *source;
+        char *store;
+        usec_t interval;
+        bool on_change;
+        RetentionPolicy retention;
+        char **exclude;         /* NULL-terminated */
+        size_t n_exclude;
+        char *pre_snapshot;     /* NULL: none */
+        char *post_snapshot;
+        char *file;             /* where the section first appeared */
+        unsigned line;
+} Job;
+
+typedef struct Config {
+        int log_level;          /* LOG_ERR .. LOG_DEBUG */
+        Job **jobs;
+        size_t n_jobs;
+} Config;
+
+Config *config_free(Config *c);
+static inline void config_freep(Config **c) {
+        config_free(*c);
+}
+#define _cleanup_config_free_ __attribute__((cleanup(config_freep)))
+
+/*
+ * Load and validate.  On error returns -EINVAL (or another -errno) and
+ * sets *errors to every problem found, one per line, each as
+ * "FILE:LINE: KEY: what is wrong".  dropin_dir may be NULL.
+ */
+int config_load(const char *main_file, const char *dropin_dir, Config **ret, char **errors);
+
+/*
+ * Checks that need the filesystem: source a directory, store on the same
+ * mount, hooks executable.  Same error format.
+ */
+int config_check_paths(const Config *c, char **errors);
+
+const Job *config_find_job(const Config *c, const char *name);

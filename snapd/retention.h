@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <time.h>
+
+#include "timespan.h"
+
+/*
+ * Which snapshots to keep.  A snapshot is kept when any rule keeps it:
+ * the newest one always, any younger than min_age, and for each bucket
+ * rule with N > 0 the oldest snapshot of each of the N most recent UTC
+ * hours (days, ISO weeks, months, years) that hold one.  All bucket
+ * counts zero keeps everything.
+ */
+typedef struct RetentionPolicy {
+        unsigned hourly, daily, weekly, monthly, yearly;
+        usec_t min_age;
+} RetentionPolicy;
+
+enum {
+        KEEP_NEWEST  = 1 << 0,
+        KEEP_MIN_AGE = 1 << 1,
+        KEEP_HOURLY  = 1 << 2,
+        KEEP_DAILY   = 1 << 3,
+        KEEP_WEEKLY  = 1 << 4,
+        KEEP_MONTHLY = 1 << 5,
+        KEEP_YEARLY  = 1 << 6,
+        KEEP_ALL     = 1 << 7,  /* every bucket count is zero */
+};
+
+/*
+ * times[0..n) are the snapshots' times, in any order, UTC seconds.  Sets
+ * reasons[i] to the KEEP_* bits that keep snapshot i, 0 when it goes.
+ */
+void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,
+                     time_t now, unsigned *reasons);
+
+/* "newest,hourly" for the bits set; buf of at least 80 bytes. */
+const char *retention_reasons(unsigned reasons, char *buf, size_t size);
+
+/* Bucket keys, exposed for the tests. */
+long retention_iso_week(time_t t);

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Configuration: every key, every error, drop-in order, and the
+ * file:line: key form of each message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "macro.h"
+#include "tests.h"
+
+static char dir[] = "/tmp/refsnap-test-config.XXXXXX";
+
+static char *write_file(const char *name, const char *content) {
+        char *path;
+        FILE *f;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                abort();
+        f = fopen(path, "we");
+        if (!f)
+                abort();
+        fputs(content, f);
+        fclose(f);
+        return path;
+}
+
+/* Load content as the main file; return the errors (or NULL on success). */
+static char *load(const char *content, Config **ret) {
+        _cleanup_free_ char *path = write_file("main.conf", content);
+        char *errors = NULL;
+        Config *c = NULL;
+        int r = config_load(path, NULL, &c, &errors);
+
+        if (r == 0 && ret)
+                *ret = c;
+        else
+                config_free(c);
+        if (r < 0 && !errors)
+                errors = strdup("(no message)");
+        return errors;
+}
+
+static void expect_error(const char *content, const char *want) {
+        _cleanup_free_ char *e = load(content, NULL);
+
+        tests_run++;
+        if (e && strstr(e, want))
+                printf("ok %d - error contains \"%s\"\n", tests_run, want);
+        else {
+                tests_failed++;
+                printf("not ok %d - wanted an error containing \"%s\", got: %s\n", tests_run, want,
+                       e ? e : "(success)");
+        }
+}
+
+#define JOB "[home]\nsource = /srv/data/home\nstore = /srv/data/.refsnap/home\ninterval = 1h\n"
+
+int main(void) {
+        Config *c = NULL;
+        char *e;
+
+        if (!mkdtemp(dir))
+                abort();
+
+        /* Every key. */
+        e = load("; a comment\n"
+                 "[daemon]\nlog_level = debug\n\n"
+                 "[home]\n"
+                 "source = /srv/data/home\n"
+                 "store = /srv/data/.refsnap/home\n"
+                 "interval = 1h 30min\n"
+                 "on_change = yes\n"
+                 "keep_hourly = 24\nkeep_daily = 7\nkeep_weekly = 4\nkeep_monthly = 12\n"
+                 "keep_yearly = 3\nkeep_min_age = 2h\n"
+                 "exclude = *.tmp ; inline comment\n"
+                 "exclude = /cache/\n"
+                 "pre_snapshot = /usr/local/sbin/flush-db\n"
+                 "post_snapshot =\n", &c);
+        CHECK(e == NULL);
+        free(e);
+        CHECK(c && c->n_jobs == 1);
+        if (c && c->n_jobs == 1) {
+                const Job *j = config_find_job(c, "home");
+
+                CHECK(c->log_level == LOG_DEBUG);
+                CHECK(j != NULL);
+                CHECK_STREQ(j->source, "/srv/data/home");
+                CHECK_STREQ(j->store, "/srv/data/.refsnap/home");
+                CHECK(j->interval == USEC_PER_HOUR + 30 * USEC_PER_MIN);
+                CHECK(j->on_change);
+                CHECK(j->retention.hourly == 24 && j->retention.daily == 7 &&
+                      j->retention.weekly == 4 && j->retention.monthly == 12 &&
+                      j->retention.yearly == 3);
+                CHECK(j->retention.min_age == 2 * USEC_PER_HOUR);
+                CHECK(j->n_exclude == 2);
+                CHECK_STREQ(j->exclude[0], "*.tmp");
+                CHECK_STREQ(j->exclude[1], "/cache/");
+                CHECK(j->exclude[2] == NULL);
+                CHECK_STREQ(j->pre_snapshot, "/usr/local/sbin/flush-db");
+                CHECK(j->post_snapshot == NULL);
+                CHECK(j->line == 5);
+                CHECK(config_find_job(c, "nope") == NULL);
+        }
+        c = config_free(c);
+
+        /* Defaults. */
+        e = load(JOB, &c);
+        CHECK(e == NULL);
+        free(e);
+        if (c) {
+                CHECK(c->log_level == LOG_INFO);
+                CHECK(!c->jobs[0]->on_change);
+                CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
+                CHECK(c->jobs[0]->n_exclude == 0);
+        }
+        c = config_free(c);
+
+        /* Every error, with its file, line and key. */
+        expect_error("[daemon]\nlog_level = loud\n", "main.conf:2: log_level: 'loud' is not one of");
+        expect_error("[daemon]\nverbose = 1\n", "main.conf:2: verbose: unknown key in [daemon]");
+        expect_error("source = /x\n", "main.conf:1: source: not in a section");
+        expect_error("[bad name]\nsource = /x\n", "main.conf:2: source: [bad name]: a job name");
+        expect_error("[.hidden]\nsource = /x\n", "[.hidden]: a job name");
+        expect_error(JOB "colour = blue\n", "main.conf:5: colour: unknown key");
+        expect_error(JOB "keep_secondly = 1\n", "main.conf:5: keep_secondly: unknown key");
+        expect_error(JOB "keep_daily = -1\n", "main.conf:5: keep_daily: '-1' is not a count");
+        expect_error(JOB "keep_daily = 7days\n", "keep_daily: '7days' is not a count");
+        expect_error(JOB "keep_daily = 99999999\n", "keep_daily: '99999999' is not a count");
+        expect_error(JOB "interval = soon\n", "main.conf:5: interval: 'soon' is not a time span");
+        expect_error(JOB "interval = 0\n", "main.conf:5: interval: '0': the interval must be at least 1s");
+        expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
+        expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");
+        expect_error("[j]\nsource = relative/path\n", "main.conf:2: source: 'relative/path' is not an absolute");
+        expect_error("[j]\nstore = /a/../b\n", "main.conf:2: store: '/a/../b' is not an absolute, normalized");
+        expect_error("[j]\nstore = /a//b\n", "store: '/a//b' is not");
+        expect_error("[j]\nstore = /a/b/\n", "store: '/a/b/' is not");
+        expect_error(JOB "pre_snapshot = flush-db\n", "main.conf:5: pre_snapshot: 'flush-db' is not an absolute");
+        expect_error("[j]\nstore = /s\ninterval = 1h\n", "main.conf:1: [j]: source is not set");
+        expect_error("[j]\nsource = /s\ninterval = 1h\n", "main.conf:1: [j]: store is not set");
+        expect_error("[j]\nsource = /s\nstore = /t\n", "main.conf:1: [j]: interval is not set");
+        expect_error("[j]\nsource = /s\nstore = /s\ninterval = 1h\n", "[j]: store is the source itself");
+        expect_error("[j]\nsource = /s/t\nstore = /s\ninterval = 1h\n", "[j]: store /s contains the source");
+        expect_error(JOB "[other]\nsource = /srv/o\nstore = /srv/data/.refsnap/home\ninterval = 1h\n",
+                     "[other]: store /srv/data/.refsnap/home is also the store of job home");
+        expect_error("[j\nsource = /s\n", "main.conf:1: syntax error");
+        expect_error(JOB "just words\n", "main.conf:5: syntax error");
+        {
+                char line[400];
+
+                snprintf(line, sizeof(line), JOB "exclude = %0300d\n", 7);
+                expect_error(line, "main.conf:5: (line): longer than");
+        }
+        /* Several errors are all reported. */
+        {
+                _cleanup_free_ char *all = load("[j]\ninterval = x\non_change = x\n", NULL);
+
+                CHECK(all && strstr(all, "main.conf:2: interval") && strstr(all, "main.conf:3: on_change") &&
+                      strstr(all, "source is not set"));
+        }
+        /* A missing main file. */
+        {
+                char *errors = NULL;
+                Config *cc = NULL;
+
+                CHECK(config_load("/nonexistent/refsnapd.conf", NULL, &cc, &errors) < 0);
+                CHECK(errors && strstr(errors, "/nonexistent/refsnapd.conf: cannot open: No such file"));
+                CHECK(cc == NULL);
+                free(errors);
+        }
+
+        /* Drop-ins in lexical order override; "exclude =" clears. */
+        {
+                _cleanup_free_ char *main_path = write_file("main.conf", JOB "exclude = *.a\n");
+                _cleanup_free_ char *dd = NULL;
+                _cleanup_free_ char *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
+                char *errors = NULL;
+
+                if (asprintf(&dd, "%s/conf.d", dir) < 0 || mkdir(dd, 0755) < 0)
+                        abort();
+                p1 = write_file("conf.d/20-b.conf", "[home]\ninterval = 2h\nexclude =\nexclude = *.c\n");
+                p2 = write_file("conf.d/10-a.conf", "[home]\ninterval = 3h\nexclude = *.b\n");
+                p3 = write_file("conf.d/30-c.conf.disabled", "[home]\ninterval = nonsense\n");
+                p4 = write_file("conf.d/40-new.conf", "[new]\nsource = /n\nstore = /m\ninterval = 1d\n");
+                CHECK(config_load(main_path, dd, &c, &errors) == 0);
+                CHECK(errors == NULL);
+                free(errors);
+                if (c) {
+                        const Job *j = config_find_job(c, "home");
+
+                        CHECK(c->n_jobs == 2);
+                        CHECK(j && j->interval == 2 * USEC_PER_HOUR);
+                        CHECK(j && j->n_exclude == 1 && strcmp(j->exclude[0], "*.c") == 0);
+                        CHECK(config_find_job(c, "new") != NULL);
+                }
+                c = config_free(c);
+
+                /* An error in a drop-in names the drop-in. */
+                free(p4);
+                p4 = write_file("conf.d/40-new.conf", "[new]\nsource = /n\nstore = /m\ninterval = 1d\nx = 1\n");
+                CHECK(config_load(main_path, dd, &c, &errors) == -EINVAL);
+                CHECK(errors && strstr(errors, "conf.d/40-new.conf:5: x: unknown key"));
+                free(errors);
+                CHECK(c == NULL);
+                unlink(p1);
+                unlink(p2);
+                unlink(p3);
+                unlink(p4);
+                rmdir(dd);
+        }
+
+        /* Paths on disk. */
+        {
+                _cleanup_free_ char *src = NULL, *conf = NULL, *path = NULL, *lnk = NULL;
+                char *errors = NULL;
+
+                if (asprintf(&src, "%s/src", dir) < 0 || mkdir(src, 0755) < 0 ||
+                    asprintf(&lnk, "%s/link", dir) < 0 || symlink(src, lnk) < 0)
+                        abort();
+                if (asprintf(&conf, "[a]\nsource = %s\nstore = %s/store/a\ninterval = 1h\n"
+                             "[b]\nsource = %s/missing\nstore = %s/store/b\ninterval = 1h\n"
+                             "[c]\nsource = %s\nstore = /proc/x\ninterval = 1h\n"
+                             "[d]\nsource = %s\nstore = %s/store/d\ninterval = 1h\n"
+                             "pre_snapshot = /nonexistent/hook\n",
+                             src, dir, dir, dir, src, lnk, dir) < 0)
+                        abort();
+                path = write_file("paths.conf", conf);
+                CHECK(config_load(path, NULL, &c, &errors) == 0);
+                CHECK(config_check_paths(c, &errors) == -EINVAL);
+                CHECK(errors && !strstr(errors, "[a]"));
+                CHECK(errors && strstr(errors, "paths.conf:5: [b]: source") &&
+                      strstr(errors, "No such file or directory"));
+                CHECK(errors && strstr(errors, "[c]: store /proc/x is not on the mount of source"));
+                CHECK(errors && strstr(errors, "[d]: source") && strstr(errors, "is a symbolic link"));
+                CHECK(errors && strstr(errors, "[d]: pre_snapshot /nonexistent/hook: No such file"));
+                free(errors);
+                c = config_free(c);
+                unlink(lnk);
+                rmdir(src);
+                unlink(path);
+        }
+        {
+                _cleanup_free_ char *p = NULL;
+                if (asprintf(&p, "%s/main.conf", dir) >= 0)
+                        unlink(p);
+        }
+        rmdir(dir);
+        return tests_end();
+}
