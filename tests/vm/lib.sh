@@ -4,12 +4,14 @@
 
 suite_failed=0
 
-pass() { echo "PASS $REFSNAP_SUITE/$1" | tee -a "$REFSNAP_TEST_OUT/results.txt"; }
+# Each verdict also goes to the console, so that a long run shows progress.
+verdict() { echo "$*" | tee -a "$REFSNAP_TEST_OUT/results.txt" /dev/console; }
+pass() { verdict "PASS $REFSNAP_SUITE/$1"; }
 fail() {
-	echo "FAIL $REFSNAP_SUITE/$1${2:+: $2}" | tee -a "$REFSNAP_TEST_OUT/results.txt"
+	verdict "FAIL $REFSNAP_SUITE/$1${2:+: $2}"
 	suite_failed=1
 }
-skip() { echo "SKIP $REFSNAP_SUITE/$1: $2" | tee -a "$REFSNAP_TEST_OUT/results.txt"; }
+skip() { verdict "SKIP $REFSNAP_SUITE/$1: $2"; }
 
 # check NAME COMMAND...: pass when COMMAND succeeds.
 check() {

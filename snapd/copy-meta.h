@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/stat.h>
+
+/*
+ * Give dst the metadata of src: owner, mode, POSIX ACLs (access, and
+ * default for directories, with libacl), extended attributes (every
+ * namespace the caller may read) and times.  Both are descriptors of the
+ * same type of file; O_PATH descriptors are fine.  st is src's stat.
+ * Symbolic links get owner and times only (with their directory and name).
+ * Returns 0 or -errno.
+ */
+int copy_meta_fd(int src, int dst, const struct stat *st);
+int copy_meta_symlink(int dirfd, const char *name, const struct stat *st);
+
+/* Times only: directories get them after their contents are made. */
+int copy_times_fd(int dst, const struct stat *st);
+
+/* Extended attributes other than the ACLs, src to dst. */
+int copy_xattrs_fd(int src, int dst);
