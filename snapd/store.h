@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/*
+ * A job's versioned tree:
+ *   STORE/2026-12-03T07:00:00Z/      complete snapshots, named by UTC start
+ *   STORE/2026-12-03T07:00:00Z-01/   a second one within the same second
+ *   STORE/latest -> 2026-12-03T07:00:00Z
+ *   STORE/.partial-NAME/             a snapshot being made (removed at start)
+ *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
+ * The store is root's, mode 0700.
+ */
+
+#define SNAPSHOT_NAME_MAX 32
+
+typedef struct SnapshotFacts {
+        time_t start, end;
+        uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
+        unsigned errors;
+} SnapshotFacts;
+
+bool snapshot_name_valid(const char *name);
+int snapshot_name_time(const char *name, time_t *ret);
+void snapshot_name_format(time_t t, unsigned seq, char buf[static SNAPSHOT_NAME_MAX]);
+
+/* Open the store, making missing directories (mode 0700) unless !create. */
+int store_open(const char *path, bool create);
+
+/* The snapshots, oldest first (names only, valid and directories). */
+int store_list(int store, char ***ret, size_t *n);
+
+/* Remove what an interrupted run left: .partial-* trees and stray temp files. */
+int store_remove_leftovers(int store, FILE *log);
+
+int store_write_facts(int store, const char *name, const SnapshotFacts *f);
+int store_read_facts(int store, const char *name, SnapshotFacts *f);
+int store_set_latest(int store, const char *name);
+
+/* Remove the snapshot NAME and its facts. */
+int store_remove_snapshot(int store, const char *name);
+
+/*
+ * Remove dirfd/name and everything below it, without following symbolic
+ * links and without crossing into another filesystem.
+ */
+int rm_rf_at(int dirfd, const char *name);
