@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <unistd.h>
 
 #include "reflink.h"
@@ -12,4 +13,11 @@ int reflinkat(int olddirfd, const char *oldpath,
 
 int reflink(const char *oldpath, const char *newpath, unsigned int preserve) {
         return reflinkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, preserve, 0);
+}
+
+int reflink_supported(void) {
+        /* An empty oldpath: reflinkat() says ENOENT before touching anything. */
+        if (reflinkat(AT_FDCWD, "", AT_FDCWD, "", REFLINK_ATTR_NONE, 0) == 0)
+                return 0;
+        return errno == ENOENT ? 1 : 0;
 }

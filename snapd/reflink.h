@@ -34,3 +34,9 @@ int reflinkat(int olddirfd, const char *oldpath,
               unsigned int preserve, unsigned int flags);
 
 int reflink(const char *oldpath, const char *newpath, unsigned int preserve);
+
+/*
+ * 1 if this kernel has reflinkat(2), 0 if not (ENOSYS, or another call at
+ * its number), -errno if it cannot tell.
+ */
+int reflink_supported(void);

@@ -27,6 +27,10 @@ int snapshot_take(const Job *job, const WalkOps *ops, const volatile sig_atomic_
         time_t start = time(NULL);
         int r;
 
+        if (!ops && reflink_supported() <= 0) {
+                fprintf(log, "this kernel has no reflinkat(2): nothing is copied instead\n");
+                return -ENOSYS;
+        }
         src = open(job->source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0) {
                 r = -errno;

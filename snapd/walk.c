@@ -313,8 +313,16 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
         if (S_ISREG(st.st_mode)) {
                 r = s->w->ops->clone(sfd, name, dfd, s->w->ops->userdata);
                 if (r < 0) {
-                        if (vanished(r) || r == -EPERM) {
-                                /* EPERM: now a directory.  Not ours to follow. */
+                        struct stat now;
+
+                        /*
+                         * Gone, or no longer a regular file (EINVAL, or EPERM
+                         * for a directory): skipped, never followed.  Still
+                         * the same file: a real failure.
+                         */
+                        if ((vanished(r) || r == -EPERM) &&
+                            (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+                             now.st_ino != st.st_ino || !S_ISREG(now.st_mode))) {
                                 s->w->stats.vanished++;
                                 return 0;
                         }
