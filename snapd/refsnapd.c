@@ -71,6 +71,7 @@ struct Manager {
 static const char *arg_config = DEFAULT_CONFIG;
 static const char *arg_dropins = DEFAULT_DROPINS;
 static bool arg_check = false;
+static const char *arg_run_once = NULL;
 
 static volatile sig_atomic_t child_cancel = 0;
 
@@ -524,16 +525,20 @@ static void help(void) {
                "  -c, --config=FILE     main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR    drop-ins (default " DEFAULT_DROPINS ")\n"
                "      --check-config    check the configuration, print every error, exit\n"
+               "      --run-once=JOB    take one snapshot of JOB now, in the foreground, apply\n"
+               "                        its retention and exit (0 done, 1 failed, 3 skipped by\n"
+               "                        pre_snapshot, 4 cancelled)\n"
                "  -h, --help            show this help\n"
                "      --version         show the version\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_CONF_DIR = 0x100, ARG_CHECK, ARG_VERSION };
+        enum { ARG_CONF_DIR = 0x100, ARG_CHECK, ARG_RUN_ONCE, ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
                 { "check-config", no_argument, NULL, ARG_CHECK },
+                { "run-once", required_argument, NULL, ARG_RUN_ONCE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -550,6 +555,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_CHECK:
                         arg_check = true;
+                        break;
+                case ARG_RUN_ONCE:
+                        arg_run_once = optarg;
                         break;
                 case 'h':
                         help();
@@ -584,6 +592,27 @@ static int check_config(void) {
         return EXIT_SUCCESS;
 }
 
+/* --run-once: the snapshot child's work, in this process. */
+static int run_once(void) {
+        _cleanup_close_ int store = -EBADF;
+        Config *c = NULL;
+        const Job *job;
+
+        if (load_config(&c) < 0)
+                return EXIT_FAILURE;
+        log_set_max_level(c->log_level);
+        job = config_find_job(c, arg_run_once);
+        if (!job) {
+                log_error("%s: no job [%s]", arg_config, arg_run_once);
+                config_free(c);
+                return EXIT_FAILURE;
+        }
+        store = store_open(job->store, false);
+        if (store >= 0)
+                (void) store_remove_leftovers(store, NULL);
+        child_run(job);
+}
+
 int main(int argc, char *argv[]) {
         Manager m = { .config_file = NULL };
         struct rlimit rl;
@@ -602,6 +631,9 @@ int main(int argc, char *argv[]) {
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
         umask(0077);
+        if (arg_run_once)
+                return run_once();
+
 
         r = load_config(&m.config);
         if (r < 0) {

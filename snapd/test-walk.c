@@ -124,9 +124,11 @@ static void make_tree(const char *src) {
                  "touch -h -d '2001-02-03 04:05:06' link && touch -d '2002-03-04 05:06:07' plain sub\n",
                  src);
         sh(cmd);
-        snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", src);
+        /* A relative name: the tree's path may not fit in sun_path. */
+        strcpy(sun.sun_path, "sock");
         sock = socket(AF_UNIX, SOCK_STREAM, 0);
-        if (sock < 0 || bind(sock, (struct sockaddr *) &sun, sizeof(sun)) < 0)
+        if (sock < 0 || chdir(src) < 0 || bind(sock, (struct sockaddr *) &sun, sizeof(sun)) < 0 ||
+            chdir("/") < 0)
                 exit(2);
         close(sock);
 }

@@ -201,7 +201,7 @@ static int do_dir(State *s, int sfd, int dfd, const char *name, const struct sta
 
 static int do_hardlink(State *s, int dfd, const char *name, const char *first) {
         _cleanup_close_ int parent = -EBADF;
-        const char *base;
+        const char *base = NULL;
 
         parent = open_parent(s->dst_root, first, &base);
         if (parent < 0)
