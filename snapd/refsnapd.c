@@ -294,7 +294,9 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         if (js->child) {
                 log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
         } else if (job->on_change && !js->changed && js->last != 0) {
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped");
+                /* Decided without looking at the tree: the watch knows. */
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
+                        (unsigned long long) ((now_realtime() - MIN(usec, now_realtime())) / 1000));
                 snprintf(js->result, sizeof(js->result), "skipped (unchanged)");
         } else if (job_start(js) == 0)
                 return 0;       /* rescheduled when the child exits */
@@ -313,7 +315,7 @@ static int job_schedule(JobState *js, usec_t when) {
                 if (r >= 0)
                         r = sd_event_source_set_enabled(js->timer, SD_EVENT_ONESHOT);
         } else
-                r = sd_event_add_time(m->event, &js->timer, CLOCK_REALTIME, when, USEC_PER_SEC,
+                r = sd_event_add_time(m->event, &js->timer, CLOCK_REALTIME, when, USEC_PER_SEC / 1000,
                                       on_job_due, js);
         if (r < 0)
                 log_job(LOG_ERR, js->name, "cannot schedule: %s", strerror(-r));
