@@ -1,0 +1,56 @@
+#!/bin/bash
+# refsnapctl's offline verbs against a store laid out by hand: list (human
+# and --json), prune --dry-run and prune, check-config, the exit codes.
+set -u
+ctl=${1:?usage: test-refsnapctl.sh REFSNAPCTL}
+t=$(mktemp -d /var/tmp/refsnap-test-ctl.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+
+mkdir -p "$t/src" "$t/store/.facts" "$t/conf.d"
+y=$(date -u -d '2 days ago' +%Y-%m-%d)
+for s in "${y}T10:00:00Z" "${y}T10:30:00Z" "${y}T11:00:00Z"; do
+	mkdir "$t/store/$s"
+	printf 'start=100\nend=103\nfiles=1234\nbytes=5000000\n' > "$t/store/.facts/$s"
+done
+mkdir "$t/store/notes"
+ln -s "${y}T11:00:00Z" "$t/store/latest"
+cat > "$t/main.conf" <<CONF
+[home]
+source = $t/src
+store = $t/store
+interval = 1h
+keep_hourly = 1
+CONF
+c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
+
+out=$("$ctl" "${c[@]}" list)
+ok test $? = 0
+ok grep -q "^home  *${y}T10:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
+ok test "$(grep -c "^home " <<<"$out")" = 3
+json=$("$ctl" "${c[@]}" --json list home)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d)==3 and d[0]["files"]==1234 and d[0]["job"]=="home"' "$json"
+"$ctl" "${c[@]}" list nope >/dev/null 2>&1
+ok test $? = 4
+out=$("$ctl" "${c[@]}" prune home --dry-run)
+ok grep -q "2 snapshots would be removed" <<<"$out"
+ok test -d "$t/store/${y}T10:00:00Z"
+out=$("$ctl" "${c[@]}" prune home)
+ok grep -q "2 snapshots removed" <<<"$out"
+ok test ! -e "$t/store/${y}T10:00:00Z" -a ! -e "$t/store/.facts/${y}T10:30:00Z"
+ok test -d "$t/store/${y}T11:00:00Z" -a -d "$t/store/notes"
+"$ctl" "${c[@]}" prune >/dev/null 2>&1
+ok test $? = 2
+"$ctl" "${c[@]}" frobnicate >/dev/null 2>&1
+ok test $? = 2
+out=$("$ctl" "${c[@]}" check-config)
+ok grep -q "configuration OK, 1 job" <<<"$out"
+echo "colour = blue" >> "$t/main.conf"
+out=$("$ctl" "${c[@]}" check-config 2>&1)
+ok test $? = 1
+ok grep -q "main.conf:6: colour: unknown key" <<<"$out"
+"$ctl" "${c[@]}" list >/dev/null 2>&1
+ok test $? = 1
+echo "1..$n"
+[ "$failed" = 0 ]
