@@ -478,3 +478,32 @@ int config_check_paths(const Config *c, char **errors) {
         }
         return 0;
 }
+
+int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors) {
+        Config *c = NULL;
+        int r;
+
+        r = config_load(main_file, dropin_dir, &c, errors);
+        if (r < 0)
+                return r;
+        r = config_check_paths(c, errors);
+        if (r < 0) {
+                config_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
+        _cleanup_config_free_ Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+
+        if (config_load_checked(main_file, dropin_dir, &c, &errors) < 0) {
+                fputs(errors ? errors : "", stderr);
+                fprintf(stderr, "%s: %s: the configuration has errors\n", prog, main_file);
+                return 1;
+        }
+        printf("%s: configuration OK, %zu job%s\n", main_file, c->n_jobs, c->n_jobs == 1 ? "" : "s");
+        return 0;
+}

@@ -55,4 +55,13 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
  */
 int config_check_paths(const Config *c, char **errors);
 
+/* config_load() and config_check_paths() together; *ret only on success. */
+int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors);
+
+/*
+ * What "--check-config" prints: every error on stderr, or a one-line OK on
+ * stdout.  Returns the exit status, 0 or 1.
+ */
+int config_check_command(const char *prog, const char *main_file, const char *dropin_dir);
+
 const Job *config_find_job(const Config *c, const char *name);

@@ -138,22 +138,7 @@ static int verb_prune(int argc, char *argv[]) {
 }
 
 static int verb_check_config(int argc, char *argv[]) {
-        _cleanup_config_free_ Config *c = NULL;
-        _cleanup_free_ char *errors = NULL;
-        int r;
-
-        if (argc > 1)
-                arg_config = argv[1];
-        r = config_load(arg_config, arg_dropins, &c, &errors);
-        if (r >= 0)
-                r = config_check_paths(c, &errors);
-        if (r < 0) {
-                fputs(errors ? errors : "", stderr);
-                fprintf(stderr, "refsnapctl: %s: the configuration has errors\n", arg_config);
-                return EXIT_FAIL;
-        }
-        printf("%s: configuration OK, %zu job%s\n", arg_config, c->n_jobs, c->n_jobs == 1 ? "" : "s");
-        return EXIT_OK;
+        return config_check_command("refsnapctl", argc > 1 ? argv[1] : arg_config, arg_dropins);
 }
 
 static void help(void) {

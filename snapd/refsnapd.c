@@ -447,12 +447,7 @@ static int load_config(Config **ret) {
         Config *c = NULL;
         int r;
 
-        r = config_load(arg_config, arg_dropins, &c, &errors);
-        if (r >= 0) {
-                r = config_check_paths(c, &errors);
-                if (r < 0)
-                        c = config_free(c);
-        }
+        r = config_load_checked(arg_config, arg_dropins, &c, &errors);
         if (r < 0) {
                 log_errors(LOG_ERR, errors);
                 return r;
@@ -577,23 +572,6 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-static int check_config(void) {
-        _cleanup_free_ char *errors = NULL;
-        _cleanup_config_free_ Config *c = NULL;
-        int r;
-
-        r = config_load(arg_config, arg_dropins, &c, &errors);
-        if (r >= 0)
-                r = config_check_paths(c, &errors);
-        if (r < 0) {
-                fputs(errors ? errors : "", stderr);
-                fprintf(stderr, "refsnapd: %s: configuration has errors\n", arg_config);
-                return EXIT_FAILURE;
-        }
-        printf("%s: configuration OK, %zu job%s\n", arg_config, c->n_jobs, c->n_jobs == 1 ? "" : "s");
-        return EXIT_SUCCESS;
-}
-
 /* --run-once: the snapshot child's work, in this process. */
 static int run_once(void) {
         _cleanup_close_ int store = -EBADF;
@@ -625,7 +603,7 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? 2 : 0;
         if (arg_check)
-                return check_config();
+                return config_check_command("refsnapd", arg_config, arg_dropins);
 
         /* Deep trees keep a descriptor per level open. */
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "store.h"
 #include "strv.h"
@@ -89,17 +90,11 @@ int store_list(int store, char ***ret, size_t *n) {
         char **l = NULL;
         size_t count = 0;
         struct dirent *de;
-        DIR *d;
-        int fd, r = 0;
+        DIR *d = opendir_fd(store);
+        int r = 0;
 
-        fd = openat(store, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
         while ((de = readdir(d))) {
                 struct stat st;
 
@@ -142,7 +137,7 @@ int rm_rf_at(int dirfd, const char *name) {
                 return -errno;
         if (st.st_ino != top.st_ino)
                 return -ESTALE;         /* swapped under us: leave it */
-        d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
+        d = opendir_fd(fd);
         if (!d)
                 return -errno;
         while ((de = readdir(d))) {
@@ -171,17 +166,11 @@ int rm_rf_at(int dirfd, const char *name) {
 
 int store_remove_leftovers(int store, FILE *log) {
         struct dirent *de;
-        DIR *d;
-        int fd, r = 0;
+        DIR *d = opendir_fd(store);
+        int r = 0;
 
-        fd = openat(store, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
         while ((de = readdir(d))) {
                 if (strncmp(de->d_name, ".partial-", 9) != 0 && strcmp(de->d_name, ".latest.tmp") != 0)
                         continue;

@@ -10,6 +10,7 @@
 
 #include "copy-meta.h"
 #include "exclude.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "walk.h"
 
@@ -346,19 +347,12 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
 }
 
 static int walk_dir(State *s, int sfd, int dfd) {
-        DIR *d;
+        DIR *d = opendir_fd(sfd);
         struct dirent *de;
-        int fd, r = 0;
+        int r = 0;
 
-        fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return fail(s, -errno, "cannot duplicate descriptor");
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
+        if (!d)
                 return fail(s, -errno, "cannot read directory");
-        }
-        rewinddir(d);
         for (;;) {
                 size_t saved;
 
