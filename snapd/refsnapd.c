@@ -574,7 +574,6 @@ static int parse_argv(int argc, char *argv[]) {
 
 /* --run-once: the snapshot child's work, in this process. */
 static int run_once(void) {
-        _cleanup_close_ int store = -EBADF;
         Config *c = NULL;
         const Job *job;
 
@@ -587,9 +586,6 @@ static int run_once(void) {
                 config_free(c);
                 return EXIT_FAILURE;
         }
-        store = store_open(job->store, false);
-        if (store >= 0)
-                (void) store_remove_leftovers(store, NULL);
         child_run(job);
 }
 

@@ -51,6 +51,15 @@ int snapshot_take(const Job *job, const WalkOps *ops, const volatile sig_atomic_
         }
         if (fstat(store, &st) < 0)
                 return -errno;
+        r = store_lock(store, false);
+        if (r < 0) {
+                fprintf(log, "store %s: %s\n", job->store,
+                        r == -EBUSY ? "another snapshot or prune of this job is running" : strerror(-r));
+                return r;
+        }
+        r = store_remove_leftovers(store, log);
+        if (r < 0)
+                fprintf(log, "store %s: cannot remove leftovers: %s\n", job->store, strerror(-r));
 
         /* A name not taken yet, by a snapshot or a partial one. */
         for (unsigned seq = 0;; seq++) {
@@ -60,10 +69,13 @@ int snapshot_take(const Job *job, const WalkOps *ops, const volatile sig_atomic_
                         return -EEXIST;
                 snapshot_name_format(start, seq, name);
                 snprintf(partial, sizeof(partial), ".partial-%s", name);
-                if (fstatat(store, name, &ignored, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-                    mkdirat(store, partial, 0700) == 0)
+                if (fstatat(store, name, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
+                        continue;
+                if (errno != ENOENT)
+                        return -errno;
+                if (mkdirat(store, partial, 0700) == 0)
                         break;
-                if (errno != EEXIST && errno != 0 && errno != ENOENT)
+                if (errno != EEXIST)
                         return -errno;
         }
         dst = openat(store, partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -136,6 +148,9 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         store = store_open(job->store, false);
         if (store < 0)
                 return store == -ENOENT ? 0 : store;
+        r = store_lock(store, true);
+        if (r < 0)
+                return r;
         r = store_list(store, &names, &n);
         if (r < 0)
                 return r;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,11 +165,23 @@ int rm_rf_at(int dirfd, const char *name) {
         return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
 }
 
+int store_lock(int store, bool wait) {
+        if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        return 0;
+}
+
 int store_remove_leftovers(int store, FILE *log) {
         struct dirent *de;
-        DIR *d = opendir_fd(store);
-        int r = 0;
+        DIR *d;
+        int r;
 
+        r = store_lock(store, false);
+        if (r == -EBUSY)
+                return 0;       /* a snapshot is being made: not leftovers */
+        if (r < 0)
+                return r;
+        d = opendir_fd(store);
         if (!d)
                 return -errno;
         while ((de = readdir(d))) {

@@ -34,7 +34,19 @@ int store_open(const char *path, bool create);
 /* The snapshots, oldest first (names only, valid and directories). */
 int store_list(int store, char ***ret, size_t *n);
 
-/* Remove what an interrupted run left: .partial-* trees and stray temp files. */
+/*
+ * Take the store's lock (flock on its directory), held until the
+ * descriptor is closed: one snapshot or prune of a store at a time, so a
+ * snapshot being made is never taken for a leftover.  wait: block until
+ * free; else -EBUSY when another holds it.
+ */
+int store_lock(int store, bool wait);
+
+/*
+ * Remove what an interrupted run left: .partial-* trees and stray temp
+ * files.  Takes the lock; when another process holds it (a snapshot is
+ * being made), removes nothing and returns 0.
+ */
 int store_remove_leftovers(int store, FILE *log);
 
 int store_write_facts(int store, const char *name, const SnapshotFacts *f);

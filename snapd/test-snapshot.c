@@ -192,6 +192,31 @@ int main(void) {
                 CHECK(exists(store, name));
         }
 
+        /* One snapshot of a store at a time; a locked store has no leftovers. */
+        {
+                _cleanup_close_ int holder = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int other = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                size_t before = count_snapshots(store);
+                char *msg = NULL;
+                size_t size = 0;
+                FILE *log = open_memstream(&msg, &size);
+
+                sh("mkdir '%s/.refsnap/job/.partial-2026-01-02T00:00:00Z'", base);
+                CHECK(store_lock(holder, false) == 0);
+                CHECK(store_lock(other, false) == -EBUSY);
+                CHECK(store_remove_leftovers(other, NULL) == 0);
+                CHECK(exists(store, ".partial-2026-01-02T00:00:00Z"));
+                CHECK(snapshot_take(&job, &copy_ops, NULL, log, name2, &f) == -EBUSY);
+                fclose(log);
+                CHECK(msg && strstr(msg, "another snapshot or prune of this job is running"));
+                free(msg);
+                CHECK(count_snapshots(store) == before);
+                holder = safe_close(holder);
+                /* Free again: the next snapshot clears the leftover first. */
+                CHECK(snapshot_take(&job, &copy_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(!exists(store, ".partial-2026-01-02T00:00:00Z"));
+        }
+
         /* Pruning: by the retention rules, only its own snapshots. */
         sh("cd '%s/.refsnap/job' && rm -rf 20* && "
            "mkdir 2026-12-03T07:00:00Z 2026-12-03T07:30:00Z 2026-12-03T08:00:00Z 2026-12-03T08:40:00Z && "
