@@ -15,33 +15,14 @@
 #include "copy-meta.h"
 #include "macro.h"
 #include "snapshot.h"
+#include "test-clone.h"
 #include "strv.h"
 #include "tests.h"
 
-static int copy_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
-        _cleanup_close_ int in = -EBADF, out = -EBADF;
-        struct stat st;
-        char buf[4096];
-        ssize_t n;
-
-        in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (in < 0 || fstat(in, &st) < 0)
-                return -errno;
-        out = openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (out < 0)
-                return -errno;
-        while ((n = read(in, buf, sizeof(buf))) > 0)
-                if (write(out, buf, n) != n)
-                        return -EIO;
-        return copy_meta_fd(in, out, &st);
-}
-
 static int failing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
         /* The third file hits a full disk. */
-        return ++*(int *) userdata >= 3 ? -ENOSPC : copy_clone(src_dir, name, dst_dir, NULL);
+        return ++*(int *) userdata >= 3 ? -ENOSPC : test_copy_clone(src_dir, name, dst_dir, NULL);
 }
-
-static const WalkOps copy_ops = { .clone = copy_clone };
 
 /* Run the shell command fmt with each "%s" replaced by base. */
 static void sh(const char *fmt, const char *base) {
@@ -112,7 +93,7 @@ int main(void) {
         CHECK_STREQ(name, "2026-12-03T07:00:00Z-02");
 
         /* A snapshot: complete, named, latest, facts, the store 0700. */
-        r = snapshot_take(&job, &copy_ops, NULL, stderr, name, &f);
+        r = snapshot_take(&job, &test_copy_ops, NULL, stderr, name, &f);
         CHECK(r == 0);
         CHECK(snapshot_name_valid(name));
         CHECK(exists(store, name));
@@ -147,7 +128,7 @@ int main(void) {
                         snprintf(p, sizeof(p), "%s/%s", store, n0);
                         mkdir(p, 0700);
                 }
-                CHECK(snapshot_take(&job, &copy_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(snapshot_take(&job, &test_copy_ops, NULL, stderr, name2, &f) == 0);
                 snapshot_name_format(now, 1, n0);
                 snapshot_name_format(now + 1, 1, n1);
                 CHECK(strcmp(name2, n0) == 0 || strcmp(name2, n1) == 0);
@@ -175,7 +156,7 @@ int main(void) {
                 volatile sig_atomic_t cancel = 1;
                 size_t before = count_snapshots(store);
 
-                CHECK(snapshot_take(&job, &copy_ops, &cancel, stderr, name2, &f) == -ECANCELED);
+                CHECK(snapshot_take(&job, &test_copy_ops, &cancel, stderr, name2, &f) == -ECANCELED);
                 CHECK(count_snapshots(store) == before);
                 sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
         }
@@ -206,14 +187,14 @@ int main(void) {
                 CHECK(store_lock(other, false) == -EBUSY);
                 CHECK(store_remove_leftovers(other, NULL) == 0);
                 CHECK(exists(store, ".partial-2026-01-02T00:00:00Z"));
-                CHECK(snapshot_take(&job, &copy_ops, NULL, log, name2, &f) == -EBUSY);
+                CHECK(snapshot_take(&job, &test_copy_ops, NULL, log, name2, &f) == -EBUSY);
                 fclose(log);
                 CHECK(msg && strstr(msg, "another snapshot or prune of this job is running"));
                 free(msg);
                 CHECK(count_snapshots(store) == before);
                 holder = safe_close(holder);
                 /* Free again: the next snapshot clears the leftover first. */
-                CHECK(snapshot_take(&job, &copy_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(snapshot_take(&job, &test_copy_ops, NULL, stderr, name2, &f) == 0);
                 CHECK(!exists(store, ".partial-2026-01-02T00:00:00Z"));
         }
 

@@ -25,49 +25,11 @@
 
 #include "copy-meta.h"
 #include "macro.h"
+#include "test-clone.h"
 #include "tests.h"
 #include "walk.h"
 
-static int clones;
 
-/* The double: what reflinkat(REFLINK_ATTR_ALL) gives, by copying. */
-static int copy_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
-        _cleanup_close_ int in = -EBADF, out = -EBADF;
-        struct stat st;
-        char buf[65536];
-        off_t pos = 0;
-
-        in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (in < 0)
-                return -errno == -ELOOP ? -EINVAL : -errno;
-        if (fstat(in, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        out = openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (out < 0)
-                return -errno;
-        for (;;) {                      /* data only, holes stay holes */
-                off_t data = lseek(in, pos, SEEK_DATA), hole;
-
-                if (data < 0)
-                        break;
-                hole = lseek(in, data, SEEK_HOLE);
-                for (off_t o = data; o < hole;) {
-                        ssize_t n = pread(in, buf, MIN((off_t) sizeof(buf), hole - o), o);
-                        if (n <= 0 || pwrite(out, buf, n, o) != n)
-                                return -EIO;
-                        o += n;
-                }
-                pos = hole;
-        }
-        if (ftruncate(out, st.st_size) < 0)
-                return -errno;
-        clones++;
-        return copy_meta_fd(in, out, &st);
-}
-
-static const WalkOps copy_ops = { .clone = copy_clone };
 
 static int eopnotsupp(int src_dir, const char *name, int dst_dir, void *userdata) {
         return -EOPNOTSUPP;
@@ -225,7 +187,7 @@ int main(void) {
         snprintf(cmd, sizeof(cmd), "%s/.store", src);
         CHECK(stat(cmd, &st) == 0);
         {
-                Walk w = { .ops = &copy_ops, .exclude = exclude, .skip_dev = st.st_dev,
+                Walk w = { .ops = &test_copy_ops, .exclude = exclude, .skip_dev = st.st_dev,
                            .skip_ino = st.st_ino, .log = stderr };
 
                 r = walk_tree(&w, sfd, dfd);
@@ -238,7 +200,7 @@ int main(void) {
                 CHECK(w.stats.symlinks == 3);
                 CHECK(w.stats.specials == 4);             /* fifo, null, blk, sock */
                 CHECK(w.stats.excluded == 3);             /* a.tmp, sub/b.tmp, skipme */
-                CHECK(w.stats.files == (uint64_t) clones);
+                CHECK(w.stats.files == (uint64_t) test_clones);
         }
 
         /* rsync is the independent judge; the deep chain is judged below. */
@@ -287,7 +249,7 @@ int main(void) {
         {
                 volatile sig_atomic_t cancel = 1;
                 _cleanup_close_ int d2 = open(dst2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                Walk w = { .ops = &copy_ops, .cancel = &cancel, .log = stderr };
+                Walk w = { .ops = &test_copy_ops, .cancel = &cancel, .log = stderr };
 
                 CHECK(walk_tree(&w, sfd, d2) == -ECANCELED);
         }
