@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * refsnapctl: look at and manage refsnap's snapshots.  This version has
- * the verbs that work on the configuration and the stores directly:
- * list, prune and check-config.  See refsnapctl(8).
+ * refsnapctl: look at and manage refsnap's snapshots.  list, diff,
+ * restore, prune and check-config work on the configuration and the
+ * stores directly (the daemon may be stopped); status and snapshot ask
+ * the daemon over D-Bus.  See refsnapctl(8).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,9 +16,12 @@
 #include "config.h"
 #include "format.h"
 #include "macro.h"
+#include "reflink.h"
+#include "restore.h"
 #include "snapshot.h"
 #include "store.h"
 #include "strv.h"
+#include "treediff.h"
 
 #define DEFAULT_CONFIG "/etc/refsnap/refsnapd.conf"
 #define DEFAULT_DROPINS "/etc/refsnap/conf.d"
@@ -26,13 +30,17 @@ enum {
         EXIT_OK = 0,
         EXIT_FAIL = 1,          /* the operation failed */
         EXIT_USAGE = 2,
-        EXIT_NO_JOB = 4,        /* no such job */
+        EXIT_NOT_RUNNING = 3,   /* status, snapshot: refsnapd is not running */
+        EXIT_NO_JOB = 4,        /* no such job or snapshot */
+        EXIT_DENIED = 5,        /* not permitted */
 };
 
 static const char *arg_config = DEFAULT_CONFIG;
 static const char *arg_dropins = DEFAULT_DROPINS;
 static bool arg_json = false;
 static bool arg_dry_run = false;
+static bool arg_delete = false;
+static const char *arg_to = NULL;
 
 static int load(Config **ret) {
         _cleanup_free_ char *errors = NULL;
@@ -137,30 +145,307 @@ static int verb_prune(int argc, char *argv[]) {
         return EXIT_OK;
 }
 
+static const Job *find_job(const Config *c, const char *name) {
+        const Job *job = config_find_job(c, name);
+
+        if (!job)
+                fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", name);
+        return job;
+}
+
+static int exit_for(int r) {
+        return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
+}
+
+/*
+ * Open the snapshot arg ("latest" or a name) of the store; its name goes
+ * to name.  Returns a descriptor, or -errno after saying why.
+ */
+static int open_snapshot(const Job *job, int store, const char *arg, char name[static SNAPSHOT_NAME_MAX]) {
+        int fd;
+
+        if (store < 0) {
+                fprintf(stderr, "refsnapctl: %s: store %s: %s\n", job->name, job->store, strerror(-store));
+                return store;
+        }
+        if (strcmp(arg, "latest") == 0) {
+                char **names = NULL;
+                size_t n = 0;
+                int r = store_list(store, &names, &n);
+
+                if (r >= 0 && n == 0)
+                        r = -ENOENT;
+                if (r < 0) {
+                        strv_free(names);
+                        fprintf(stderr, "refsnapctl: %s: no snapshots\n", job->name);
+                        return r;
+                }
+                snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
+                strv_free(names);
+        } else if (!snapshot_name_valid(arg)) {
+                fprintf(stderr, "refsnapctl: '%s' is not a snapshot name (YYYY-MM-DDTHH:MM:SSZ or latest)\n", arg);
+                return -EINVAL;
+        } else
+                snprintf(name, SNAPSHOT_NAME_MAX, "%s", arg);
+        fd = openat(store, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, "refsnapctl: %s: snapshot %s: %s\n", job->name, name,
+                        errno == ENOENT ? "no such snapshot" : strerror(errno));
+                return -errno;
+        }
+        return fd;
+}
+
+static int exit_for_snapshot(int r) {
+        return r == -ENOENT || r == -EINVAL ? EXIT_NO_JOB : exit_for(r);
+}
+
+/* PATH relative to the job's source: absolute ones must lie under it. */
+static int job_relative(const Job *job, const char *path, char **ret) {
+        size_t n = strlen(job->source);
+        int r;
+
+        if (path[0] == '/') {
+                if (strncmp(path, job->source, n) != 0 || (path[n] != '/' && path[n] != '\0')) {
+                        fprintf(stderr, "refsnapctl: %s is not under %s, the source of %s\n", path,
+                                job->source, job->name);
+                        return -EINVAL;
+                }
+                path += n;
+        }
+        r = restore_path_normalize(path, ret);
+        if (r < 0)
+                fprintf(stderr, "refsnapctl: %s: \"..\" is not allowed in a path\n", path);
+        return r;
+}
+
+typedef struct DiffOut {
+        bool first;
+        uint64_t count;
+} DiffOut;
+
+static int print_diff(DiffKind kind, const char *path, const struct stat *a, const struct stat *b,
+                      void *userdata) {
+        static const char *const names[] = {
+                [DIFF_ADDED] = "added", [DIFF_REMOVED] = "removed", [DIFF_CHANGED] = "changed",
+        };
+        bool dir = S_ISDIR((b ? b : a)->st_mode);
+        DiffOut *o = userdata;
+
+        if (arg_json) {
+                printf("%s{\"change\":\"%s\",\"path\":", o->first ? "" : ",", names[kind]);
+                json_string(stdout, path);
+                printf(",\"type\":\"%s\"}", dir ? "directory" : S_ISLNK((b ? b : a)->st_mode) ? "symlink" : "file");
+        } else
+                printf("%c %s%s\n", diff_mark(kind), path, dir ? "/" : "");
+        o->first = false;
+        o->count++;
+        return 0;
+}
+
+static int verb_diff(int argc, char *argv[]) {
+        _cleanup_config_free_ Config *c = NULL;
+        _cleanup_close_ int store = -EBADF, a = -EBADF, b = -EBADF, a_dir = -EBADF, b_dir = -EBADF;
+        _cleanup_free_ char *rel = NULL, *dir = NULL;
+        char an[SNAPSHOT_NAME_MAX], bn[SNAPSHOT_NAME_MAX];
+        const char *other = "live", *path = NULL, *base = NULL;
+        DiffOut out = { .first = true };
+        struct stat st;
+        TreeDiff d = { .fn = print_diff, .userdata = &out, .report_dirs = true,
+                       .skip_prefix = RESTORE_STAGING_PREFIX };
+        const Job *job;
+        int r;
+
+        if (argc < 3 || argc > 5) {
+                fprintf(stderr, "refsnapctl: usage: diff JOB SNAP [SNAP|live] [PATH]\n");
+                return EXIT_USAGE;
+        }
+        if (argc == 5) {
+                other = argv[3];
+                path = argv[4];
+        } else if (argc == 4) {
+                if (strcmp(argv[3], "live") == 0 || strcmp(argv[3], "latest") == 0 ||
+                    snapshot_name_valid(argv[3]))
+                        other = argv[3];
+                else
+                        path = argv[3];
+        }
+        if (load(&c) < 0)
+                return EXIT_FAIL;
+        job = find_job(c, argv[1]);
+        if (!job)
+                return EXIT_NO_JOB;
+        store = store_open(job->store, false);
+        a = open_snapshot(job, store, argv[2], an);
+        if (a < 0)
+                return exit_for_snapshot(a);
+        if (strcmp(other, "live") == 0) {
+                b = open(job->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (b < 0) {
+                        fprintf(stderr, "refsnapctl: %s: %m\n", job->source);
+                        return exit_for(-errno);
+                }
+                if (fstat(store, &st) == 0) {
+                        d.skip_dev = st.st_dev;
+                        d.skip_ino = st.st_ino;
+                }
+        } else {
+                b = open_snapshot(job, store, other, bn);
+                if (b < 0)
+                        return exit_for_snapshot(b);
+        }
+        r = job_relative(job, path ? path : "", &rel);
+        if (r < 0)
+                return EXIT_USAGE;
+        if (*rel) {
+                const char *slash = strrchr(rel, '/');
+
+                dir = slash ? strndup(rel, slash - rel) : strdup("");
+                if (!dir)
+                        return EXIT_FAIL;
+                base = slash ? slash + 1 : rel;
+                a_dir = tree_open_dir(a, dir);
+                b_dir = tree_open_dir(b, dir);
+                if (a_dir < 0 && b_dir < 0) {
+                        fprintf(stderr, "refsnapctl: %s: in neither tree\n", rel);
+                        return EXIT_FAIL;
+                }
+                if (b_dir < 0) {
+                        /* Only in a: compare it with nothing, the other way round. */
+                        fprintf(stderr, "refsnapctl: %s: not in %s\n", rel, other);
+                        return EXIT_FAIL;
+                }
+        }
+        if (arg_json)
+                printf("[");
+        r = *rel ? tree_diff(&d, a_dir, b_dir, base, rel) : tree_diff(&d, a, b, NULL, "");
+        if (arg_json)
+                printf("]\n");
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: diff failed: %s\n", strerror(-r));
+                return exit_for(r);
+        }
+        return EXIT_OK;
+}
+
+static int verb_restore(int argc, char *argv[]) {
+        _cleanup_config_free_ Config *c = NULL;
+        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
+        char name[SNAPSHOT_NAME_MAX];
+        Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
+        const char *target;
+        struct stat st;
+        const Job *job;
+        int r = 0;
+
+        if (argc < 3) {
+                fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
+                return EXIT_USAGE;
+        }
+        if (load(&c) < 0)
+                return EXIT_FAIL;
+        job = find_job(c, argv[1]);
+        if (!job)
+                return EXIT_NO_JOB;
+        store = store_open(job->store, false);
+        snap = open_snapshot(job, store, argv[2], name);
+        if (snap < 0)
+                return exit_for_snapshot(snap);
+        if (fstat(store, &st) == 0) {
+                o.skip_dev = st.st_dev;
+                o.skip_ino = st.st_ino;
+        }
+        target = arg_to ? arg_to : job->source;
+        if (arg_to && !arg_dry_run && mkdir(arg_to, 0700) < 0 && errno != EEXIST) {
+                fprintf(stderr, "refsnapctl: %s: %m\n", arg_to);
+                return exit_for(-errno);
+        }
+        live = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (live < 0 && !(arg_dry_run && errno == ENOENT)) {
+                fprintf(stderr, "refsnapctl: %s: %m\n", target);
+                return exit_for(-errno);
+        }
+        if (!arg_dry_run) {
+                if (reflink_supported() <= 0) {
+                        fprintf(stderr, "refsnapctl: this kernel has no reflinkat(2); restore never copies\n");
+                        return EXIT_FAIL;
+                }
+                /* No snapshot of the job while its tree is being restored. */
+                if (store_lock(store, false) == -EBUSY) {
+                        fprintf(stderr, "refsnapctl: %s: waiting for the running snapshot to end\n", job->name);
+                        r = store_lock(store, true);
+                }
+                if (r < 0) {
+                        fprintf(stderr, "refsnapctl: %s: cannot lock the store: %s\n", job->name, strerror(-r));
+                        return EXIT_FAIL;
+                }
+        }
+        for (int i = 3; i <= argc && r >= 0; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (i == argc && argc > 3)
+                        break;
+                if (job_relative(job, i < argc ? argv[i] : "", &rel) < 0)
+                        return EXIT_USAGE;
+                if (live < 0) {
+                        /* Dry run into a directory that does not exist yet: all of it is new. */
+                        printf("+ %s/\n", *rel ? rel : ".");
+                        continue;
+                }
+                r = restore_run(&o, snap, live, rel);
+                if (r == -ENOENT)
+                        return EXIT_NO_JOB;
+        }
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: restore from %s failed: %s\n", job->name, name, strerror(-r));
+                return exit_for(r);
+        }
+        if (arg_dry_run)
+                printf("%llu to restore, %llu to delete (dry run, nothing changed)\n",
+                       (unsigned long long) o.stats.replaced, (unsigned long long) o.stats.deleted);
+        else
+                printf("restored from %s into %s: %llu entries replaced, %llu directories updated, %llu deleted\n",
+                       name, target, (unsigned long long) o.stats.replaced, (unsigned long long) o.stats.dirs,
+                       (unsigned long long) o.stats.deleted);
+        return EXIT_OK;
+}
+
 static int verb_check_config(int argc, char *argv[]) {
         return config_check_command("refsnapctl", argc > 1 ? argv[1] : arg_config, arg_dropins);
 }
 
 static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
+               "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
+               "  snapshot JOB             take one now, through the daemon, and wait for it\n"
+               "  diff JOB SNAP [SNAP|live] [PATH]\n"
+               "                           added (+), removed (-) and changed (~) entries\n"
+               "  restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run]\n"
+               "                           bring files, subtrees or the whole job back\n"
                "  prune JOB [--dry-run]    apply the job's retention now\n"
                "  check-config [FILE]      check the configuration, print every error\n\n"
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
-               "      --json               machine-readable output for list\n"
-               "  -n, --dry-run            prune: say what would go, remove nothing\n"
+               "      --json               machine-readable output for status, list and diff\n"
+               "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
+               "      --to=DIR             restore: into DIR instead of the job's source\n"
+               "      --delete             restore: remove what the snapshot does not have\n"
                "  -h, --help               show this help\n"
-               "Exit status: 0 done, 1 failed, 2 usage, 4 no such job.\n");
+               "SNAP is a snapshot name or \"latest\".\n"
+               "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
+               "4 no such job or snapshot, 5 permission denied.\n");
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION };
+        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "dry-run", no_argument, NULL, 'n' },
+                { "to", required_argument, NULL, ARG_TO },
+                { "delete", no_argument, NULL, ARG_DELETE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -171,6 +456,8 @@ int main(int argc, char *argv[]) {
         } verbs[] = {
                 { "list", verb_list },
                 { "prune", verb_prune },
+                { "diff", verb_diff },
+                { "restore", verb_restore },
                 { "check-config", verb_check_config },
         };
         int c;
@@ -188,6 +475,12 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'n':
                         arg_dry_run = true;
+                        break;
+                case ARG_TO:
+                        arg_to = optarg;
+                        break;
+                case ARG_DELETE:
+                        arg_delete = true;
                         break;
                 case 'h':
                         help();

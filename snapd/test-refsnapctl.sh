@@ -46,6 +46,40 @@ ok test $? = 2
 ok test $? = 2
 out=$("$ctl" "${c[@]}" check-config)
 ok grep -q "configuration OK, 1 job" <<<"$out"
+
+# diff: a snapshot against the live tree, against another, --json, a path.
+s1="${y}T11:00:00Z"
+mkdir -p "$t/src/d" "$t/store/$s1/d"
+echo same > "$t/src/d/same"; cp -p "$t/src/d/same" "$t/store/$s1/d/same"
+echo old > "$t/store/$s1/gone"
+echo new > "$t/src/added"
+echo v1 > "$t/store/$s1/d/edit"; echo v22 > "$t/src/d/edit"
+out=$("$ctl" "${c[@]}" diff home "$s1")
+ok test $? = 0
+ok test "$out" = "$(printf '+ added\n~ d/edit\n- gone')"
+out=$("$ctl" "${c[@]}" diff home latest live d)
+ok test "$out" = "~ d/edit"
+"$ctl" "${c[@]}" diff home "$t/src/d/edit" >/dev/null 2>&1
+ok test $? = 4
+out=$("$ctl" "${c[@]}" diff home "$s1" "$t/src/d/edit")
+ok test "$out" = "~ d/edit"
+json=$("$ctl" "${c[@]}" --json diff home "$s1")
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["change"] for x in d]==["added","changed","removed"]' "$json"
+out=$("$ctl" "${c[@]}" diff home "$s1" "${y}T10:00:00Z" 2>&1)
+ok test $? = 4
+"$ctl" "${c[@]}" diff home "not-a-snapshot" >/dev/null 2>&1
+ok test $? = 4
+"$ctl" "${c[@]}" diff home "$s1" ../etc >/dev/null 2>&1
+ok test $? = 2
+"$ctl" "${c[@]}" restore nope latest >/dev/null 2>&1
+ok test $? = 4
+"$ctl" "${c[@]}" restore home "${y}T09:00:00Z" >/dev/null 2>&1
+ok test $? = 4
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete)
+ok grep -q "^- added$" <<<"$out"
+ok grep -q "^+ gone$" <<<"$out"
+ok grep -q "^~ d/edit$" <<<"$out"
+ok test -e "$t/src/added" -a ! -e "$t/src/gone"
 echo "colour = blue" >> "$t/main.conf"
 out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1

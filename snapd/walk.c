@@ -381,20 +381,43 @@ static int walk_dir(State *s, int sfd, int dfd) {
         return r;
 }
 
-int walk_tree(Walk *w, int src_root, int dst_root) {
-        State s = { .w = w, .dst_root = dst_root };
+static int state_init(State *s, Walk *w, int src, int dst_root, const char *path, struct stat *st) {
         struct statx x;
+
+        *s = (State) { .w = w, .dst_root = dst_root };
+        if (statx(src, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
+                return -errno;
+        s->root_mnt = x.stx_mnt_id;
+        stat_from_statx(st, &x);
+        s->path = strdup(path);
+        if (!s->path)
+                return -ENOMEM;
+        s->len = strlen(path);
+        s->cap = s->len + 1;
+        return 0;
+}
+
+int walk_entry(Walk *w, int src_dir, const char *name, int dst_dir) {
+        State s;
         struct stat st;
         int r;
 
-        if (statx(src_root, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
-                return -errno;
-        s.root_mnt = x.stx_mnt_id;
-        stat_from_statx(&st, &x);
-        s.path = strdup("");
-        if (!s.path)
-                return -ENOMEM;
-        s.cap = 1;
+        r = state_init(&s, w, src_dir, dst_dir, name, &st);
+        if (r < 0)
+                return r;
+        r = do_entry(&s, src_dir, dst_dir, name);
+        state_done(&s);
+        return r;
+}
+
+int walk_tree(Walk *w, int src_root, int dst_root) {
+        State s;
+        struct stat st;
+        int r;
+
+        r = state_init(&s, w, src_root, dst_root, "", &st);
+        if (r < 0)
+                return r;
 
         r = walk_dir(&s, src_root, dst_root);
         if (r >= 0) {

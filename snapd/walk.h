@@ -47,3 +47,10 @@ typedef struct Walk {
  * unusable (described on w->log); the caller removes dst_root then.
  */
 int walk_tree(Walk *w, int src_root, int dst_root);
+
+/*
+ * The same for one entry: src_dir/name (of any type; a directory with
+ * everything below it) becomes dst_dir/name.  An entry that vanished is
+ * counted in stats.vanished and 0 is returned.
+ */
+int walk_entry(Walk *w, int src_dir, const char *name, int dst_dir);
