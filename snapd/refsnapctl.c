@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bus.h"
 #include "config.h"
 #include "format.h"
 #include "macro.h"
@@ -120,6 +122,168 @@ static int verb_list(int argc, char *argv[]) {
         return ret;
 }
 
+/* The daemon over D-Bus. */
+static int bus_exit(const sd_bus_error *e, int r) {
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+            r == -ENOENT || r == -ECONNREFUSED) {
+                fprintf(stderr, "refsnapctl: refsnapd is not running\n");
+                return EXIT_NOT_RUNNING;
+        }
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED) || r == -EACCES || r == -EPERM) {
+                fprintf(stderr, "refsnapctl: permission denied: refsnapd answers root only\n");
+                return EXIT_DENIED;
+        }
+        fprintf(stderr, "refsnapctl: %s\n", e && e->message ? e->message : strerror(-r));
+        if (sd_bus_error_has_names(e, BUS_ERROR_NO_SUCH_JOB))
+                return EXIT_NO_JOB;
+        return EXIT_FAIL;
+}
+
+static int bus_open(sd_bus **ret) {
+        int r = sd_bus_open_system(ret);
+
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: cannot reach the system bus (%s): refsnapd is not running\n",
+                        strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
+        return EXIT_OK;
+}
+
+static const char *format_usec(uint64_t t, char *buf, size_t size) {
+        time_t s = (time_t) (t / 1000000);
+        struct tm tm;
+
+        if (t == 0)
+                snprintf(buf, size, "-");
+        else
+                strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&s, &tm));
+        return buf;
+}
+
+static int verb_status(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *jobs = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *version, *state, *status;
+        bool first = true;
+        int r;
+
+        r = bus_open(&bus);
+        if (r != EXIT_OK)
+                return r;
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "GetStatus", &e, &reply, "");
+        if (r < 0)
+                return bus_exit(&e, r);
+        r = sd_bus_message_read(reply, "sss", &version, &state, &status);
+        if (r >= 0)
+                r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListJobs", &e, &jobs, "");
+        if (r < 0)
+                return bus_exit(&e, r);
+        if (arg_json) {
+                printf("{\"daemon\":");
+                json_string(stdout, state);
+                printf(",\"version\":");
+                json_string(stdout, version);
+                printf(",\"jobs\":[");
+        } else {
+                printf("refsnapd %s: %s\n", version, state);
+                printf("%-16s %-21s %-21s %s\n", "JOB", "LAST", "NEXT", "RESULT");
+        }
+        r = sd_bus_message_enter_container(jobs, 'a', "(sssttsb)");
+        while (r >= 0) {
+                const char *name, *source, *store, *result;
+                uint64_t last, next;
+                int running;
+                char a[32], b[32];
+
+                r = sd_bus_message_read(jobs, "(sssttsb)", &name, &source, &store, &last, &next, &result,
+                                        &running);
+                if (r <= 0)
+                        break;
+                if (arg_json) {
+                        printf("%s{\"job\":", first ? "" : ",");
+                        json_string(stdout, name);
+                        printf(",\"source\":");
+                        json_string(stdout, source);
+                        printf(",\"store\":");
+                        json_string(stdout, store);
+                        printf(",\"last\":%llu,\"next\":%llu,\"running\":%s,\"result\":",
+                               (unsigned long long) (last / 1000000), (unsigned long long) (next / 1000000),
+                               running ? "true" : "false");
+                        json_string(stdout, result);
+                        printf("}");
+                } else
+                        printf("%-16s %-21s %-21s %s\n", name, format_usec(last, a, sizeof(a)),
+                               running ? "running" : format_usec(next, b, sizeof(b)), result);
+                first = false;
+        }
+        if (arg_json)
+                printf("]}\n");
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: bad answer from refsnapd: %s\n", strerror(-r));
+                return EXIT_FAIL;
+        }
+        return EXIT_OK;
+}
+
+static int verb_snapshot(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if (argc != 2) {
+                fprintf(stderr, "refsnapctl: usage: snapshot JOB\n");
+                return EXIT_USAGE;
+        }
+        r = bus_open(&bus);
+        if (r != EXIT_OK)
+                return r;
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Snapshot");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", argv[1]);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        /* The answer comes when the snapshot is complete: wait for it. */
+        r = sd_bus_call(bus, call, 24ULL * 3600 * 1000000, &e, &reply);
+        if (r < 0)
+                return bus_exit(&e, r);
+        r = sd_bus_message_read(reply, "s", &name);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        printf("%s: snapshot %s\n", argv[1], name);
+        return EXIT_OK;
+}
+
+/* Prune through the daemon when it runs; directly when it does not. */
+static int prune_through_daemon(const char *job) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *report;
+        uint32_t n;
+        int r;
+
+        if (sd_bus_open_system(&bus) < 0)
+                return -ENOTCONN;
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Prune", &e, &reply, "sb", job,
+                               (int) arg_dry_run);
+        if (r < 0) {
+                if (sd_bus_error_has_names(&e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+                    r == -ENOENT || r == -ECONNREFUSED)
+                        return -ENOTCONN;
+                return bus_exit(&e, r);
+        }
+        r = sd_bus_message_read(reply, "us", &n, &report);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        fputs(report, stdout);
+        printf("%u snapshot%s %s\n", n, n == 1 ? "" : "s", arg_dry_run ? "would be removed" : "removed");
+        return EXIT_OK;
+}
+
 static int verb_prune(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         const Job *job;
@@ -129,6 +293,9 @@ static int verb_prune(int argc, char *argv[]) {
                 fprintf(stderr, "refsnapctl: usage: prune JOB [--dry-run]\n");
                 return EXIT_USAGE;
         }
+        r = prune_through_daemon(argv[1]);
+        if (r != -ENOTCONN)
+                return r;
         if (load(&c) < 0)
                 return EXIT_FAIL;
         job = config_find_job(c, argv[1]);
@@ -454,6 +621,8 @@ int main(int argc, char *argv[]) {
                 const char *name;
                 int (*run)(int argc, char *argv[]);
         } verbs[] = {
+                { "status", verb_status },
+                { "snapshot", verb_snapshot },
                 { "list", verb_list },
                 { "prune", verb_prune },
                 { "diff", verb_diff },

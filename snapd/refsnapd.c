@@ -22,8 +22,10 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "bus.h"
 #include "config.h"
 #include "log.h"
+#include "manager.h"
 #include "macro.h"
 #include "schedule.h"
 #include "snapshot.h"
@@ -40,32 +42,6 @@ enum {
         CHILD_FAILED = 1,
         CHILD_SKIPPED = 3,      /* the pre_snapshot hook failed */
         CHILD_CANCELLED = 4,
-};
-
-typedef struct Manager Manager;
-
-typedef struct JobState {
-        Manager *manager;
-        char *name;
-        const Job *job;         /* in manager->config */
-        usec_t last;            /* start of the newest snapshot, 0: none */
-        usec_t next;
-        bool changed;           /* since the last snapshot began */
-        bool watched;
-        char result[128];
-        pid_t child;
-        sd_event_source *timer, *child_source;
-} JobState;
-
-struct Manager {
-        sd_event *event;
-        Config *config;
-        const char *config_file, *dropin_dir;
-        JobState **jobs;
-        size_t n_jobs;
-        Watch *watch;
-        sd_event_source *watch_source, *kill_timer;
-        bool stopping;
 };
 
 static const char *arg_config = DEFAULT_CONFIG;
@@ -112,22 +88,27 @@ static void manager_update_status(Manager *m) {
         }
         if (!m->stopping && m->n_jobs == 0)
                 fputs("no jobs configured", f);
-        if (fclose(f) == 0)
+        if (fclose(f) == 0) {
                 sd_notifyf(false, "STATUS=%s", status);
+                free(m->status);
+                m->status = TAKE_PTR(status);
+        }
 }
 
-/* The newest snapshot in the job's store, as the time it began. */
-static usec_t newest_snapshot(const Job *job) {
+/* The newest snapshot in the job's store, as the time it began; its name to name. */
+static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX]) {
         _cleanup_close_ int store = store_open(job->store, false);
         char **names = NULL;
         size_t n = 0;
         time_t t = 0;
 
+        name[0] = '\0';
         if (store < 0 || store_list(store, &names, &n) < 0 || n == 0) {
                 strv_free(names);
                 return 0;
         }
         (void) snapshot_name_time(names[n - 1], &t);
+        snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
         strv_free(names);
         return (usec_t) t * USEC_PER_SEC;
 }
@@ -218,6 +199,7 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         JobState *js = userdata;
         Manager *m = js->manager;
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+        char name[SNAPSHOT_NAME_MAX] = "";
 
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
@@ -225,7 +207,7 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         case CHILD_OK:
                 snprintf(js->result, sizeof(js->result), "ok");
                 if (js->job)
-                        js->last = newest_snapshot(js->job);
+                        js->last = newest_snapshot(js->job, name);
                 break;
         case CHILD_SKIPPED:
                 snprintf(js->result, sizeof(js->result), "skipped by pre_snapshot");
@@ -242,6 +224,7 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
                         log_job(LOG_ERR, js->name, "snapshot process killed by signal %d", si->si_status);
                 break;
         }
+        bus_snapshot_finished(m, js, code == CHILD_OK, name);
         if (m->stopping) {
                 /* A killed child leaves its partial tree: remove it now. */
                 if (code < 0 && js->job) {
@@ -281,8 +264,25 @@ static int job_start(JobState *js) {
                 return r;
         }
         snprintf(js->result, sizeof(js->result), "running");
+        bus_emit_started(m, js);
         manager_update_status(m);
         return 0;
+}
+
+JobState *manager_find_job(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->job && strcmp(m->jobs[i]->name, name) == 0)
+                        return m->jobs[i];
+        return NULL;
+}
+
+int manager_snapshot_now(JobState *js) {
+        if (!js->job)
+                return -ENOENT;
+        if (js->child)
+                return -EBUSY;
+        log_job(LOG_INFO, js->name, "snapshot requested over D-Bus");
+        return job_start(js);
 }
 
 static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -327,6 +327,12 @@ static JobState *job_state_free(JobState *js) {
                 return NULL;
         sd_event_source_disable_unref(js->timer);
         sd_event_source_disable_unref(js->child_source);
+        for (size_t i = 0; i < js->n_waiting; i++) {
+                (void) sd_bus_reply_method_errorf(js->waiting[i], BUS_ERROR_STOPPING,
+                                                  "The job %s went away", js->name);
+                sd_bus_message_unref(js->waiting[i]);
+        }
+        free(js->waiting);
         free(js->name);
         free(js);
         return NULL;
@@ -400,7 +406,9 @@ static int manager_apply_config(Manager *m) {
                                         log_job(LOG_WARNING, job->name, "cannot remove leftovers in %s",
                                                 job->store);
                         }
-                        js->last = newest_snapshot(job);
+                        char newest[SNAPSHOT_NAME_MAX];
+
+                        js->last = newest_snapshot(job, newest);
                 }
                 js->job = job;
                 if (m->watch && !js->watched) {
@@ -590,7 +598,7 @@ static int run_once(void) {
 }
 
 int main(int argc, char *argv[]) {
-        Manager m = { .config_file = NULL };
+        Manager m = {};
         struct rlimit rl;
         sigset_t mask;
         int r;
@@ -642,6 +650,10 @@ int main(int argc, char *argv[]) {
                                       &m)) < 0)
                 goto fail;
 
+        r = bus_setup(&m);
+        if (r < 0)
+                log_warning("not on the system bus (%s): refsnapctl status and snapshot will not reach this daemon",
+                            strerror(-r));
         r = manager_apply_config(&m);
         if (r < 0)
                 goto fail;
@@ -663,6 +675,8 @@ fail:
         sd_event_source_disable_unref(m.watch_source);
         sd_event_source_disable_unref(m.kill_timer);
         watch_free(m.watch);
+        sd_bus_flush_close_unref(m.bus);
+        free(m.status);
         config_free(m.config);
         sd_event_unref(m.event);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -69,3 +69,69 @@ mkfs_mount() {
 	esac || return 1
 	mkdir -p "$3" && mount -t "$1" "$dev" "$3"
 }
+
+# What the refsnapd and refsnapctl suites share: a tree holding every kind
+# of entry, the check of its part beyond PATH_MAX, and job drop-ins.
+deep_name=d123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+
+# make_tree DIR: every kind of entry a snapshot must keep.
+make_tree() (
+	set -e
+	cd "$1"
+	umask 022
+	printf 'hello\n' > plain
+	printf 'suid\n' > suid && chmod 4755 suid
+	printf 'sgid\n' > sgid && chown 1234:5678 sgid && chmod 2750 sgid
+	printf 'owned\n' > owned && chown 4321:8765 owned && chmod 640 owned
+	printf 'x' > 'name with spaces'
+	printf 'y' > "$(printf 'new\nline')"
+	printf 'z' > 'ünïcödé ✓'
+	mkdir -p empty sub/deeper 'dir with space'
+	printf 'deep\n' > sub/deeper/file
+	ln sub/deeper/file hardlink1
+	ln sub/deeper/file sub/hardlink2
+	ln -s plain link
+	ln -s /etc etc-link
+	ln -s nowhere dangling
+	mkfifo fifo
+	mknod null c 1 3
+	mknod blk b 7 0
+	truncate -s 64M sparse
+	printf 'data' | dd of=sparse bs=1 seek=40000000 conv=notrunc status=none
+	setfacl -m u:3000:rw,g:3001:r plain
+	setfacl -m u:3000:rx sub
+	setfacl -d -m u:3000:rwx,g:3001:rx sub
+	setfattr -n user.comment -v kept plain
+	setfattr -n trusted.t -v 1 plain
+	setfattr -n user.dir -v d sub
+	chmod 1777 empty && chown 99:99 empty
+	head -c 300000 /dev/urandom > big
+	printf 'tmp' > junk.tmp
+	touch -h -d '2001-02-03 04:05:06' link
+	touch -d '2002-03-04 05:06:07' plain sub
+	# A path longer than PATH_MAX, built one directory at a time.
+	mkdir deep && cd deep
+	for i in $(seq 45); do mkdir "$deep_name" && cd "$deep_name"; done
+	printf 'bottom\n' > bottom
+)
+
+# same_deep SRC SNAP: the part beyond PATH_MAX, where rsync cannot go.
+same_deep() {
+	local a b
+	a=$(cd "$1" && find deep -printf '%P %y %m %U:%G %s %T@\n' | sort | sha256sum)
+	b=$(cd "$2" && find deep -printf '%P %y %m %U:%G %s %T@\n' | sort | sha256sum)
+	[ "$a" = "$b" ] || return 1
+	a=$(cd "$1" && find deep -type f -execdir sha256sum {} + | sort)
+	b=$(cd "$2" && find deep -type f -execdir sha256sum {} + | sort)
+	[ "$a" = "$b" ] && [ -n "$a" ]
+}
+
+conf=/etc/refsnap/conf.d
+mkdir -p "$conf"
+job_conf() {	# job_conf NAME SOURCE STORE [KEY=VALUE...]
+	local name=$1 src=$2 store=$3
+	shift 3
+	{ echo "[$name]"; echo "source = $src"; echo "store = $store"; echo "interval = 1h"
+	  for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}"; done; } > "$conf/50-$name.conf"
+}
+
