@@ -133,7 +133,10 @@ static int bus_exit(const sd_bus_error *e, int r) {
                 fprintf(stderr, "refsnapctl: permission denied: refsnapd answers root only\n");
                 return EXIT_DENIED;
         }
-        fprintf(stderr, "refsnapctl: %s\n", e && e->message ? e->message : strerror(-r));
+        if (e && e->name)
+                fprintf(stderr, "refsnapctl: %s (%s)\n", e->message ? e->message : strerror(-r), e->name);
+        else
+                fprintf(stderr, "refsnapctl: %s\n", strerror(-r));
         if (sd_bus_error_has_names(e, BUS_ERROR_NO_SUCH_JOB))
                 return EXIT_NO_JOB;
         return EXIT_FAIL;

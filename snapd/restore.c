@@ -377,5 +377,11 @@ out:
         k = rm_rf_at(live_root, stg_name);
         if (k < 0)
                 fprintf(o->log, "%s: cannot remove the staging directory: %s\n", stg_name, strerror(-k));
+        /* Removing the staging directory touched the root: its times again. */
+        if (r >= 0 && !*path && fstat(snap_root, &st) == 0) {
+                r = copy_times_fd(live_root, &st);
+                if (r < 0)
+                        fail(o, ".", r, "cannot set the root directory's times");
+        }
         return r;
 }

@@ -190,6 +190,7 @@ int main(void) {
         CHECK(restore("snap", "to", "", false, false, &o2) == 0);
         free(o2);
         CHECK(differences("snap", "to", NULL) == 0);
+        CHECK(sh_ok("test \"$(stat -c %.9Y:%a to)\" = \"$(stat -c %.9Y:%a snap)\""));
         CHECK(sh_ok("test \"$(stat -c %i to/h1)\" = \"$(stat -c %i to/a/h2)\""));
         /* A subtree into another target makes its parents. */
         sh("mkdir to2");
