@@ -62,7 +62,7 @@ static int list_job(const Job *job, bool *first) {
 
         if (store < 0 && store != -ENOENT) {
                 fprintf(stderr, "refsnapctl: %s: store %s: %s\n", job->name, job->store, strerror(-store));
-                return EXIT_FAIL;
+                return store == -EACCES || store == -EPERM ? EXIT_DENIED : EXIT_FAIL;
         }
         if (store >= 0 && store_list(store, &names, &n) < 0) {
                 fprintf(stderr, "refsnapctl: %s: cannot list %s\n", job->name, job->store);
@@ -309,7 +309,7 @@ static int verb_prune(int argc, char *argv[]) {
         r = snapshot_prune(job, time(NULL), arg_dry_run, stdout);
         if (r < 0) {
                 fprintf(stderr, "refsnapctl: %s: prune failed: %s\n", job->name, strerror(-r));
-                return EXIT_FAIL;
+                return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
         }
         printf("%d snapshot%s %s\n", r, r == 1 ? "" : "s", arg_dry_run ? "would be removed" : "removed");
         return EXIT_OK;
