@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,9 +285,19 @@ int restore_remove_leftovers(int live_root) {
         int r;
 
         r = read_names(live_root, &names, &n);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (strncmp(names[i], RESTORE_STAGING_PREFIX, strlen(RESTORE_STAGING_PREFIX)) == 0)
-                        r = rm_rf_at(live_root, names[i]);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const char *p = names[i] + strlen(RESTORE_STAGING_PREFIX);
+                char *end;
+                long pid;
+
+                if (strncmp(names[i], RESTORE_STAGING_PREFIX, strlen(RESTORE_STAGING_PREFIX)) != 0)
+                        continue;
+                /* Another restore into this tree, still running: its own. */
+                pid = strtol(p, &end, 10);
+                if (*p && !*end && pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM))
+                        continue;
+                r = rm_rf_at(live_root, names[i]);
+        }
         strv_free(names);
         return r;
 }
