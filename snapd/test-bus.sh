@@ -1,0 +1,97 @@
+#!/bin/bash
+# refsnapd's D-Bus API on the host, under ASan: a private bus with the
+# system bus's default policy and ours, refsnapd on it, refsnapctl against
+# it.  The host has no reflinkat(2), so a snapshot here fails: that is the
+# failure path, end to end.
+set -u
+daemon=${1:?usage: test-bus.sh REFSNAPD REFSNAPCTL POLICY}
+ctl=${2:?} policy=${3:?}
+t=$(mktemp -d /var/tmp/refsnap-test-bus.XXXXXX)
+bus_pid= d_pid=
+cleanup() {
+	[ -n "$d_pid" ] && kill "$d_pid" 2>/dev/null
+	[ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
+
+mkdir -p "$t/system.d" "$t/src" "$t/conf.d"
+cp "$policy" "$t/system.d/"
+cat > "$t/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$t/bus.sock</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+  </policy>
+  <includedir>$t/system.d</includedir>
+</busconfig>
+CONF
+dbus-daemon --config-file="$t/bus.conf" --nofork --nosyslog > "$t/bus.log" 2>&1 &
+bus_pid=$!
+for i in $(seq 50); do [ -S "$t/bus.sock" ] && break; sleep 0.1; done
+chmod 0666 "$t/bus.sock"
+chmod 0755 "$t"
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
+printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
+c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
+
+# Not running yet.
+ok test "$(rc "$ctl" status)" = 3
+ok test "$(rc "$ctl" snapshot bt)" = 3
+
+"$daemon" "${c[@]}" > "$t/daemon.log" 2>&1 &
+d_pid=$!
+for i in $(seq 100); do "$ctl" status 2>/dev/null | grep -q '^bt .*failed$' && break; sleep 0.1; done
+ok sh -c "busctl --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
+intro=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
+ok grep -q '^\.Snapshot  *method  *s  *s ' <<<"$intro"
+ok grep -q '^\.SnapshotFinished  *signal  *ssbs ' <<<"$intro"
+out=$("$ctl" status)
+ok test $? = 0
+ok grep -q '^refsnapd .*: running$' <<<"$out"
+# The first snapshot of a new job starts at once; here it fails (no reflinkat).
+ok grep -q '^bt  *-  *20[-0-9T:]*Z  *failed$' <<<"$out"
+json=$("$ctl" --json status)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["job"]=="bt" and d["jobs"][0]["result"]=="failed"' "$json"
+ok test "$(rc "$ctl" snapshot bt)" = 1
+ok grep -q 'Snapshot of bt failed' "$t/calls.log"
+ok test "$(rc "$ctl" snapshot nope)" = 4
+ok test "$(rc "$ctl" prune nope)" = 4
+out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
+ok test $? = 0
+ok grep -q '0 snapshots would be removed' <<<"$out"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager ListSnapshots s bt 2>&1)
+ok test "$out" = "a(sxxtt) 0"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	ok test "$(rc setpriv --reuid=1000 --regid=1000 --clear-groups "$ctl" status)" = 5
+	ok test "$(rc setpriv --reuid=1000 --regid=1000 --clear-groups "$ctl" snapshot bt)" = 5
+fi
+# Stopped: the daemon exits cleanly (ASan would say otherwise), status says so.
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+ok test "$(rc "$ctl" status)" = 3
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# calls:"; sed 's/^/# /' "$t/calls.log"; }
+echo "1..$n"
+[ "$failed" = 0 ]
