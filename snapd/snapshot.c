@@ -18,6 +18,12 @@ static int reflink_clone(int src_dir, const char *name, int dst_dir, void *userd
 
 const WalkOps snapshot_reflink_ops = { .clone = reflink_clone };
 
+unsigned snapshot_workers(void) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        return n < 1 ? 1 : n > SNAPSHOT_WORKERS_MAX ? SNAPSHOT_WORKERS_MAX : (unsigned) n;
+}
+
 int snapshot_take(const Job *job, const WalkOps *ops, const volatile sig_atomic_t *cancel,
                   FILE *log, char name[static SNAPSHOT_NAME_MAX], SnapshotFacts *facts) {
         _cleanup_close_ int src = -EBADF, store = -EBADF, dst = -EBADF;
@@ -92,6 +98,7 @@ int snapshot_take(const Job *job, const WalkOps *ops, const volatile sig_atomic_
                         .skip_ino = st.st_ino,
                         .cancel = cancel,
                         .log = log,
+                        .workers = snapshot_workers(),
                 };
 
                 r = walk_tree(&w, src, dst);

@@ -27,3 +27,10 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out);
 
 /* The engine's clone step: reflinkat(src_dir, name, dst_dir, name, ALL). */
 extern const WalkOps snapshot_reflink_ops;
+
+/*
+ * How many workers share a snapshot's top-level directories: one per
+ * online CPU, at most SNAPSHOT_WORKERS_MAX.
+ */
+#define SNAPSHOT_WORKERS_MAX 4
+unsigned snapshot_workers(void);

@@ -43,7 +43,7 @@ int test_copy_clone(int src_dir, const char *name, int dst_dir, void *userdata) 
         }
         if (ftruncate(out, st.st_size) < 0)
                 return -errno;
-        test_clones++;
+        __atomic_add_fetch(&test_clones, 1, __ATOMIC_RELAXED);
         return copy_meta_fd(in, out, &st);
 }
 

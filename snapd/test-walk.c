@@ -232,6 +232,47 @@ int main(void) {
                 CHECK(stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_nlink == 3);
         }
 
+        /*
+         * The same with the root's directories shared among three workers:
+         * the same counts, the same tree, hard links across workers kept.
+         */
+        {
+                char par[PATH_MAX + 16];
+                _cleanup_close_ int pfd = -EBADF;
+                int before = test_clones;
+                Walk w = { .ops = &test_copy_ops, .exclude = exclude, .skip_dev = st.st_dev,
+                           .skip_ino = st.st_ino, .log = stderr, .workers = 3 };
+
+                snprintf(cmd, sizeof(cmd), "%s/.store", src);
+                CHECK(stat(cmd, &st2) == 0 && st2.st_ino == st.st_ino);
+                snprintf(par, sizeof(par), "%s/par", base);
+                CHECK(mkdir(par, 0700) == 0);
+                pfd = open(par, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(walk_tree(&w, sfd, pfd) == 0);
+                CHECK(w.stats.hardlinks == 2 && w.stats.symlinks == 3 && w.stats.specials == 4 &&
+                      w.stats.excluded == 3);
+                CHECK(w.stats.files == (uint64_t) (test_clones - before));
+                snprintf(cmd, sizeof(cmd),
+                         "rsync -aHAXn --checksum --itemize-changes --exclude=/deep --exclude=/.store "
+                         "--exclude='*.tmp' --exclude=/skipme/ '%s/' '%s/' 2>&1", src, par);
+                free(diff);
+                diff = run(cmd);
+                CHECK(diff && diff[0] == '\0');
+                if (diff && diff[0])
+                        printf("# rsync (3 workers): %s\n", diff);
+                text = read_deep(par, &mode);
+                CHECK(text && strcmp(text, "bottom\n") == 0);
+                {
+                        char a[PATH_MAX + 32], b[PATH_MAX + 32];
+                        struct stat sa, sb;
+
+                        snprintf(a, sizeof(a), "%s/hardlink1", par);
+                        snprintf(b, sizeof(b), "%s/sub/hardlink2", par);
+                        CHECK(stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino &&
+                              sa.st_nlink == 3);
+                }
+        }
+
         /* Changing the source later leaves the mirror as it was. */
         snprintf(cmd, sizeof(cmd), "echo changed > '%s/plain' && rm '%s/link'", src, src);
         sh(cmd);

@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,21 +23,44 @@ typedef struct Link {
         char *path;             /* relative to the snapshot root */
 } Link;
 
+/*
+ * Shared by the workers of one walk: the hard link table (under lock) and
+ * the flag that stops the others when one fails.
+ */
+typedef struct Links {
+        pthread_mutex_t lock;
+        Link *slots;            /* open addressing, cap a power of 2 */
+        size_t n, cap;
+        atomic_bool stop;
+} Links;
+
 typedef struct State {
         Walk *w;
+        Links *links;
+        WalkStats stats;        /* this worker's; summed into w->stats */
         uint64_t root_mnt;
         int dst_root;
         char *path;             /* relative path of the entry at hand */
         size_t len, cap;
-        Link *links;            /* open addressing, cap_links a power of 2 */
-        size_t n_links, cap_links;
 } State;
 
-static void state_done(State *s) {
-        for (size_t i = 0; i < s->cap_links; i++)
-                free(s->links[i].path);
-        free(s->links);
-        free(s->path);
+static void links_done(Links *l) {
+        for (size_t i = 0; i < l->cap; i++)
+                free(l->slots[i].path);
+        free(l->slots);
+        pthread_mutex_destroy(&l->lock);
+}
+
+static void stats_add(WalkStats *a, const WalkStats *b) {
+        a->files += b->files;
+        a->dirs += b->dirs;
+        a->symlinks += b->symlinks;
+        a->specials += b->specials;
+        a->hardlinks += b->hardlinks;
+        a->bytes += b->bytes;
+        a->excluded += b->excluded;
+        a->vanished += b->vanished;
+        a->other_mounts += b->other_mounts;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -64,42 +89,43 @@ static void path_pop(State *s, size_t saved) {
                 s->path[saved] = '\0';
 }
 
-static size_t link_slot(const State *s, dev_t dev, ino_t ino) {
+static size_t link_slot(const Link *slots, size_t cap, dev_t dev, ino_t ino) {
         size_t h = (size_t) (ino * 0x9e3779b97f4a7c15ULL) ^ (size_t) dev;
 
-        for (h &= s->cap_links - 1;; h = (h + 1) & (s->cap_links - 1))
-                if (!s->links[h].path || (s->links[h].dev == dev && s->links[h].ino == ino))
+        for (h &= cap - 1;; h = (h + 1) & (cap - 1))
+                if (!slots[h].path || (slots[h].dev == dev && slots[h].ino == ino))
                         return h;
 }
 
-static int link_add(State *s, dev_t dev, ino_t ino) {
+/* These two with l->lock held. */
+static int link_add(Links *l, dev_t dev, ino_t ino, const char *path) {
         size_t h;
 
-        if (2 * (s->n_links + 1) > s->cap_links) {
-                State grown = { .cap_links = s->cap_links ? 2 * s->cap_links : 256 };
+        if (2 * (l->n + 1) > l->cap) {
+                size_t cap = l->cap ? 2 * l->cap : 256;
+                Link *slots = calloc(cap, sizeof(Link));
 
-                grown.links = calloc(grown.cap_links, sizeof(Link));
-                if (!grown.links)
+                if (!slots)
                         return -ENOMEM;
-                for (size_t i = 0; i < s->cap_links; i++)
-                        if (s->links[i].path)
-                                grown.links[link_slot(&grown, s->links[i].dev, s->links[i].ino)] = s->links[i];
-                free(s->links);
-                s->links = grown.links;
-                s->cap_links = grown.cap_links;
+                for (size_t i = 0; i < l->cap; i++)
+                        if (l->slots[i].path)
+                                slots[link_slot(slots, cap, l->slots[i].dev, l->slots[i].ino)] = l->slots[i];
+                free(l->slots);
+                l->slots = slots;
+                l->cap = cap;
         }
-        h = link_slot(s, dev, ino);
-        s->links[h].path = strdup(s->path);
-        if (!s->links[h].path)
+        h = link_slot(l->slots, l->cap, dev, ino);
+        l->slots[h].path = strdup(path);
+        if (!l->slots[h].path)
                 return -ENOMEM;
-        s->links[h].dev = dev;
-        s->links[h].ino = ino;
-        s->n_links++;
+        l->slots[h].dev = dev;
+        l->slots[h].ino = ino;
+        l->n++;
         return 0;
 }
 
-static const char *link_find(const State *s, dev_t dev, ino_t ino) {
-        return s->cap_links ? s->links[link_slot(s, dev, ino)].path : NULL;
+static const char *link_find(const Links *l, dev_t dev, ino_t ino) {
+        return l->cap ? l->slots[link_slot(l->slots, l->cap, dev, ino)].path : NULL;
 }
 
 /* Open the directory holding rel under root, component by component. */
@@ -173,7 +199,7 @@ static int do_dir(State *s, int sfd, int dfd, const char *name, const struct sta
         cs = open_dir_noatime(sfd, name);
         if (cs < 0) {
                 if (vanished(cs)) {
-                        s->w->stats.vanished++;
+                        s->stats.vanished++;
                         return 0;
                 }
                 return fail(s, cs, "cannot open directory");
@@ -182,7 +208,7 @@ static int do_dir(State *s, int sfd, int dfd, const char *name, const struct sta
         if (fstat(cs, &now) < 0)
                 return fail(s, -errno, "cannot stat directory");
         if (now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
-                s->w->stats.vanished++;
+                s->stats.vanished++;
                 return 0;
         }
         if (mkdirat(dfd, name, 0700) < 0)
@@ -196,7 +222,7 @@ static int do_dir(State *s, int sfd, int dfd, const char *name, const struct sta
         r = copy_meta_fd(cs, cd, st);
         if (r < 0)
                 return fail(s, r, "cannot set directory attributes");
-        s->w->stats.dirs++;
+        s->stats.dirs++;
         return 0;
 }
 
@@ -209,7 +235,7 @@ static int do_hardlink(State *s, int dfd, const char *name, const char *first) {
                 return fail(s, parent, "cannot open the first link's directory");
         if (linkat(parent, base, dfd, name, 0) < 0)
                 return fail(s, -errno, "cannot make hard link");
-        s->w->stats.hardlinks++;
+        s->stats.hardlinks++;
         return 0;
 }
 
@@ -228,7 +254,7 @@ static int do_symlink(State *s, int sfd, int dfd, const char *name, const struct
                 n = readlinkat(sfd, name, target, size);
                 if (n < 0) {
                         if (vanished(-errno)) {
-                                s->w->stats.vanished++;
+                                s->stats.vanished++;
                                 return 1;
                         }
                         return fail(s, -errno, "cannot read symbolic link");
@@ -243,7 +269,7 @@ static int do_symlink(State *s, int sfd, int dfd, const char *name, const struct
         r = copy_meta_symlink(dfd, name, st);
         if (r < 0)
                 return fail(s, r, "cannot set symbolic link attributes");
-        s->w->stats.symlinks++;
+        s->stats.symlinks++;
         return 0;
 }
 
@@ -255,7 +281,7 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
         so = openat(sfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (so < 0) {
                 if (vanished(-errno)) {
-                        s->w->stats.vanished++;
+                        s->stats.vanished++;
                         return 1;
                 }
                 return fail(s, -errno, "cannot open");
@@ -263,7 +289,7 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
         if (fstat(so, &now) < 0)
                 return fail(s, -errno, "cannot stat");
         if (now.st_ino != st->st_ino || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
-                s->w->stats.vanished++;
+                s->stats.vanished++;
                 return 1;
         }
         if (mknodat(dfd, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
@@ -274,7 +300,36 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
         r = copy_meta_fd(so, dn, st);
         if (r < 0)
                 return fail(s, r, "cannot set attributes");
-        s->w->stats.specials++;
+        s->stats.specials++;
+        return 0;
+}
+
+/* Make dfd/name like sfd/name (not a directory): 0, 1 when it vanished, or -errno. */
+static int make_entry(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
+        int r;
+
+        if (!S_ISREG(st->st_mode))
+                return S_ISLNK(st->st_mode) ? do_symlink(s, sfd, dfd, name, st) :
+                                              do_special(s, sfd, dfd, name, st);
+        r = s->w->ops->clone(sfd, name, dfd, s->w->ops->userdata);
+        if (r < 0) {
+                struct stat now;
+
+                /*
+                 * Gone, or no longer a regular file (EINVAL, or EPERM for a
+                 * directory): skipped, never followed.  Still the same
+                 * file: a real failure.
+                 */
+                if ((vanished(r) || r == -EPERM) &&
+                    (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+                     now.st_ino != st->st_ino || !S_ISREG(now.st_mode))) {
+                        s->stats.vanished++;
+                        return 1;
+                }
+                return fail(s, r, "cannot reflink");
+        }
+        s->stats.files++;
+        s->stats.bytes += st->st_size;
         return 0;
 }
 
@@ -287,7 +342,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
         if (statx(sfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
                   STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0) {
                 if (errno == ENOENT) {
-                        s->w->stats.vanished++;
+                        s->stats.vanished++;
                         return 0;
                 }
                 return fail(s, -errno, "cannot stat");
@@ -295,55 +350,40 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
         stat_from_statx(&st, &x);
 
         if (exclude_match(s->w->exclude, s->path, S_ISDIR(st.st_mode))) {
-                s->w->stats.excluded++;
+                s->stats.excluded++;
                 return 0;
         }
         if (x.stx_mnt_id != s->root_mnt) {
-                s->w->stats.other_mounts++;
+                s->stats.other_mounts++;
                 return 0;
         }
         if (S_ISDIR(st.st_mode))
                 return do_dir(s, sfd, dfd, name, &st);
-
-        if (st.st_nlink > 1) {
-                first = link_find(s, st.st_dev, st.st_ino);
-                if (first)
-                        return do_hardlink(s, dfd, name, first);
+        if (st.st_nlink == 1) {
+                r = make_entry(s, sfd, dfd, name, &st);
+                return r < 0 ? r : 0;
         }
 
-        if (S_ISREG(st.st_mode)) {
-                r = s->w->ops->clone(sfd, name, dfd, s->w->ops->userdata);
-                if (r < 0) {
-                        struct stat now;
+        /*
+         * A file with more links: the first worker to meet it makes it and
+         * notes where, under the lock, so the others link to a whole file.
+         */
+        pthread_mutex_lock(&s->links->lock);
+        first = link_find(s->links, st.st_dev, st.st_ino);
+        if (first) {
+                _cleanup_free_ char *copy = strdup(first);
 
-                        /*
-                         * Gone, or no longer a regular file (EINVAL, or EPERM
-                         * for a directory): skipped, never followed.  Still
-                         * the same file: a real failure.
-                         */
-                        if ((vanished(r) || r == -EPERM) &&
-                            (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-                             now.st_ino != st.st_ino || !S_ISREG(now.st_mode))) {
-                                s->w->stats.vanished++;
-                                return 0;
-                        }
-                        return fail(s, r, "cannot reflink");
-                }
-                s->w->stats.files++;
-                s->w->stats.bytes += st.st_size;
-        } else {
-                r = S_ISLNK(st.st_mode) ? do_symlink(s, sfd, dfd, name, &st) :
-                                          do_special(s, sfd, dfd, name, &st);
-                if (r != 0)
-                        return r < 0 ? r : 0;   /* 1: vanished, skipped */
+                pthread_mutex_unlock(&s->links->lock);
+                return copy ? do_hardlink(s, dfd, name, copy) : -ENOMEM;
         }
-
-        if (st.st_nlink > 1) {
-                r = link_add(s, st.st_dev, st.st_ino);
+        r = make_entry(s, sfd, dfd, name, &st);
+        if (r == 0) {
+                r = link_add(s->links, st.st_dev, st.st_ino, s->path);
                 if (r < 0)
-                        return fail(s, r, "cannot remember hard link");
+                        fail(s, r, "cannot remember hard link");
         }
-        return 0;
+        pthread_mutex_unlock(&s->links->lock);
+        return r < 0 ? r : 0;
 }
 
 static int walk_dir(State *s, int sfd, int dfd) {
@@ -356,7 +396,7 @@ static int walk_dir(State *s, int sfd, int dfd) {
         for (;;) {
                 size_t saved;
 
-                if (s->w->cancel && *s->w->cancel) {
+                if ((s->w->cancel && *s->w->cancel) || atomic_load(&s->links->stop)) {
                         r = -ECANCELED;
                         break;
                 }
@@ -381,10 +421,11 @@ static int walk_dir(State *s, int sfd, int dfd) {
         return r;
 }
 
-static int state_init(State *s, Walk *w, int src, int dst_root, const char *path, struct stat *st) {
+static int state_init(State *s, Walk *w, Links *links, int src, int dst_root, const char *path,
+                      struct stat *st) {
         struct statx x;
 
-        *s = (State) { .w = w, .dst_root = dst_root };
+        *s = (State) { .w = w, .links = links, .dst_root = dst_root };
         if (statx(src, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
                 return -errno;
         s->root_mnt = x.stx_mnt_id;
@@ -398,33 +439,176 @@ static int state_init(State *s, Walk *w, int src, int dst_root, const char *path
 }
 
 int walk_entry(Walk *w, int src_dir, const char *name, int dst_dir) {
+        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER };
         State s;
         struct stat st;
         int r;
 
-        r = state_init(&s, w, src_dir, dst_dir, name, &st);
+        r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
+        if (r >= 0)
+                r = do_entry(&s, src_dir, dst_dir, name);
+        stats_add(&w->stats, &s.stats);
+        free(s.path);
+        links_done(&links);
+        return r;
+}
+
+/*
+ * The root's directories, shared out among workers: each takes the next
+ * one and walks all of it.  The root's other entries are made first.
+ */
+typedef struct Root {
+        State main;
+        int src, dst;
+        char **dirs;
+        size_t n_dirs;
+        atomic_size_t next;
+} Root;
+
+typedef struct Worker {
+        Root *root;
+        State s;
+        int r;
+        pthread_t thread;
+} Worker;
+
+static void *worker_run(void *arg) {
+        Worker *k = arg;
+        Root *root = k->root;
+
+        for (;;) {
+                size_t i = atomic_fetch_add(&root->next, 1), saved;
+                int r;
+
+                if (i >= root->n_dirs)
+                        break;
+                r = path_push(&k->s, root->dirs[i], &saved);
+                if (r >= 0)
+                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i]);
+                path_pop(&k->s, saved);
+                if (r < 0) {
+                        k->r = r;
+                        atomic_store(&k->s.links->stop, true);
+                        break;
+                }
+        }
+        return NULL;
+}
+
+static int walk_root_parallel(Root *root, unsigned n_workers) {
+        State *s = &root->main;
+        Worker *workers = NULL;
+        DIR *d = opendir_fd(root->src);
+        struct dirent *de;
+        size_t cap = 0;
+        int r = 0;
+
+        if (!d)
+                return fail(s, -errno, "cannot read directory");
+        /* The root's non-directories now; directories for the workers. */
+        for (;;) {
+                size_t saved;
+
+                if (s->w->cancel && *s->w->cancel) {
+                        r = -ECANCELED;
+                        break;
+                }
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno)
+                                r = fail(s, -errno, "cannot read directory");
+                        break;
+                }
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (de->d_type == DT_DIR) {
+                        if (root->n_dirs == cap) {
+                                char **l = realloc(root->dirs, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+
+                                if (!l) {
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                root->dirs = l;
+                        }
+                        root->dirs[root->n_dirs] = strdup(de->d_name);
+                        if (!root->dirs[root->n_dirs]) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        root->n_dirs++;
+                        continue;
+                }
+                r = path_push(s, de->d_name, &saved);
+                if (r < 0)
+                        break;
+                r = do_entry(s, root->src, root->dst, de->d_name);
+                path_pop(s, saved);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
         if (r < 0)
                 return r;
-        r = do_entry(&s, src_dir, dst_dir, name);
-        state_done(&s);
+
+        n_workers = MIN(n_workers, MAX(root->n_dirs, (size_t) 1));
+        workers = calloc(n_workers, sizeof(Worker));
+        if (!workers)
+                return -ENOMEM;
+        for (unsigned i = 0; i < n_workers; i++) {
+                workers[i] = (Worker) { .root = root, .s = *s };
+                workers[i].s.stats = (WalkStats) {};
+                workers[i].s.path = strdup("");
+                workers[i].s.len = 0;
+                workers[i].s.cap = 1;
+                if (!workers[i].s.path)
+                        r = -ENOMEM;
+        }
+        /* Worker 0 is this thread. */
+        for (unsigned i = 1; r >= 0 && i < n_workers; i++)
+                if (pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]) != 0) {
+                        /* Fewer workers then. */
+                        workers[i].thread = 0;
+                        break;
+                }
+        if (r >= 0)
+                worker_run(&workers[0]);
+        for (unsigned i = 0; i < n_workers; i++) {
+                if (i > 0 && workers[i].thread)
+                        pthread_join(workers[i].thread, NULL);
+                stats_add(&s->stats, &workers[i].s.stats);
+                /* The first real failure, not the stop it caused elsewhere. */
+                if (workers[i].r < 0 && (r >= 0 || r == -ECANCELED))
+                        r = workers[i].r;
+                free(workers[i].s.path);
+        }
+        free(workers);
+        if (r >= 0 && s->w->cancel && *s->w->cancel)
+                r = -ECANCELED;
         return r;
 }
 
 int walk_tree(Walk *w, int src_root, int dst_root) {
-        State s;
+        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        Root root = { .src = src_root, .dst = dst_root };
         struct stat st;
         int r;
 
-        r = state_init(&s, w, src_root, dst_root, "", &st);
-        if (r < 0)
-                return r;
-
-        r = walk_dir(&s, src_root, dst_root);
+        r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
+        if (r >= 0)
+                r = w->workers > 1 ? walk_root_parallel(&root, w->workers) :
+                                     walk_dir(&root.main, src_root, dst_root);
         if (r >= 0) {
                 r = copy_meta_fd(src_root, dst_root, &st);
                 if (r < 0)
-                        fail(&s, r, "cannot set attributes of the root");
+                        fail(&root.main, r, "cannot set attributes of the root");
         }
-        state_done(&s);
+        stats_add(&w->stats, &root.main.stats);
+        for (size_t i = 0; i < root.n_dirs; i++)
+                free(root.dirs[i]);
+        free(root.dirs);
+        free(root.main.path);
+        links_done(&links);
         return r;
 }

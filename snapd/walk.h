@@ -39,7 +39,8 @@ typedef struct Walk {
         ino_t skip_ino;
         const volatile sig_atomic_t *cancel;    /* set: stop with -ECANCELED */
         FILE *log;                              /* where problems are described */
-        WalkStats stats;
+        unsigned workers;                       /* > 1: the root's directories in parallel */
+        WalkStats stats;                        /* added to */
 } Walk;
 
 /*
