@@ -477,7 +477,7 @@ static void *worker_run(void *arg) {
         Root *root = k->root;
 
         for (;;) {
-                size_t i = atomic_fetch_add(&root->next, 1), saved;
+                size_t i = atomic_fetch_add(&root->next, 1), saved = k->s.len;
                 int r;
 
                 if (i >= root->n_dirs)
