@@ -99,10 +99,11 @@ static int list_job(const Job *job, bool *first) {
 static int verb_list(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         bool first = true;
-        int ret = EXIT_OK;
+        int ret = EXIT_OK, r;
 
-        if (load(&c) < 0)
-                return EXIT_FAIL;
+        r = load(&c);
+        if (r < 0)
+                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
         if (argc > 1 && !config_find_job(c, argv[1])) {
                 fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", argv[1]);
                 return EXIT_NO_JOB;
@@ -113,7 +114,7 @@ static int verb_list(int argc, char *argv[]) {
                 printf("%-16s %-24s %8s %8s %7s\n", "JOB", "SNAPSHOT", "FILES", "SIZE", "TOOK");
         for (size_t i = 0; i < c->n_jobs; i++)
                 if (argc < 2 || strcmp(argv[1], c->jobs[i]->name) == 0) {
-                        int r = list_job(c->jobs[i], &first);
+                        r = list_job(c->jobs[i], &first);
                         if (r != EXIT_OK)
                                 ret = r;
                 }
@@ -299,8 +300,9 @@ static int verb_prune(int argc, char *argv[]) {
         r = prune_through_daemon(argv[1]);
         if (r != -ENOTCONN)
                 return r;
-        if (load(&c) < 0)
-                return EXIT_FAIL;
+        r = load(&c);
+        if (r < 0)
+                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
         job = config_find_job(c, argv[1]);
         if (!job) {
                 fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", argv[1]);
@@ -440,8 +442,9 @@ static int verb_diff(int argc, char *argv[]) {
                 else
                         path = argv[3];
         }
-        if (load(&c) < 0)
-                return EXIT_FAIL;
+        r = load(&c);
+        if (r < 0)
+                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
         job = find_job(c, argv[1]);
         if (!job)
                 return EXIT_NO_JOB;
@@ -512,8 +515,9 @@ static int verb_restore(int argc, char *argv[]) {
                 fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
                 return EXIT_USAGE;
         }
-        if (load(&c) < 0)
-                return EXIT_FAIL;
+        r = load(&c);
+        if (r < 0)
+                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
         job = find_job(c, argv[1]);
         if (!job)
                 return EXIT_NO_JOB;

@@ -411,7 +411,7 @@ static int manager_apply_config(Manager *m) {
                         js->last = newest_snapshot(job, newest);
                 }
                 js->job = job;
-                if (m->watch && !js->watched) {
+                if (m->watch) {
                         int r = watch_add(m->watch, job->source);
                         if (r < 0)
                                 log_job(LOG_WARNING, job->name,
@@ -440,6 +440,15 @@ static int manager_apply_config(Manager *m) {
         free(m->jobs);
         m->jobs = jobs;
         m->n_jobs = m->config->n_jobs;
+        if (m->watch) {
+                const char **sources = calloc(m->n_jobs + 1, sizeof(char *));
+
+                for (size_t i = 0; sources && i < m->n_jobs; i++)
+                        sources[i] = m->jobs[i]->job->source;
+                if (sources)
+                        watch_retain(m->watch, sources, m->n_jobs);
+                free(sources);
+        }
         return 0;
 }
 

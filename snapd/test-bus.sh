@@ -82,8 +82,8 @@ ok grep -q '0 snapshots would be removed' <<<"$out"
 out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager ListSnapshots s bt 2>&1)
 ok test "$out" = "a(sxxtt) 0"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	ok test "$(rc setpriv --reuid=1000 --regid=1000 --clear-groups "$ctl" status)" = 5
-	ok test "$(rc setpriv --reuid=1000 --regid=1000 --clear-groups "$ctl" snapshot bt)" = 5
+	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" status)" = 5
+	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5
 fi
 # Stopped: the daemon exits cleanly (ASan would say otherwise), status says so.
 kill -TERM "$d_pid"

@@ -147,3 +147,32 @@ int watch_process(Watch *w, bool resolve, watch_cb cb, void *userdata) {
                 }
         }
 }
+
+void watch_retain(Watch *w, const char *const *paths, size_t n) {
+        fsid_t *keep = calloc(n + 1, sizeof(fsid_t));
+        size_t n_keep = 0, k = 0;
+
+        if (!keep)
+                return;         /* keep everything: a watch too many costs nothing */
+        for (size_t i = 0; i < n; i++) {
+                struct statfs sfs;
+
+                if (statfs(paths[i], &sfs) == 0)
+                        keep[n_keep++] = sfs.f_fsid;
+        }
+        for (size_t i = 0; i < w->n_fs; i++) {
+                bool used = false;
+
+                for (size_t j = 0; j < n_keep && !used; j++)
+                        used = memcmp(&keep[j], &w->fs[i].fsid, sizeof(fsid_t)) == 0;
+                if (used) {
+                        w->fs[k++] = w->fs[i];
+                        continue;
+                }
+                (void) fanotify_mark(w->fd, FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, WATCH_MASK,
+                                     w->fs[i].fd, NULL);
+                safe_close(w->fs[i].fd);
+        }
+        w->n_fs = k;
+        free(keep);
+}

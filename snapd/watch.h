@@ -22,6 +22,13 @@ int watch_fd(const Watch *w);
 int watch_add(Watch *w, const char *path);
 
 /*
+ * Drop the marks (and the descriptors that keep their filesystems busy)
+ * of every filesystem none of paths lies on, so that a filesystem whose
+ * jobs are gone can be unmounted.
+ */
+void watch_retain(Watch *w, const char *const *paths, size_t n);
+
+/*
  * Read the pending events.  resolve: whether anyone still cares where a
  * change happened; when false the events are only drained.  Returns 1
  * when the kernel's queue overflowed (anything may have changed).
