@@ -391,6 +391,24 @@ static int job_relative(const Job *job, const char *path, char **ret) {
         return r;
 }
 
+/*
+ * The configuration, JOB, its store and its snapshot SNAP, for diff and
+ * restore.  Returns EXIT_OK or the exit status after saying why.
+ */
+static int open_job_snapshot(Config **c, const char *job_name, const char *snap, const Job **job,
+                             int *store, int *fd, char name[static SNAPSHOT_NAME_MAX]) {
+        int r = load(c);
+
+        if (r < 0)
+                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
+        *job = find_job(*c, job_name);
+        if (!*job)
+                return EXIT_NO_JOB;
+        *store = store_open((*job)->store, false);
+        *fd = open_snapshot(*job, *store, snap, name);
+        return *fd < 0 ? exit_for_snapshot(*fd) : EXIT_OK;
+}
+
 typedef struct DiffOut {
         bool first;
         uint64_t count;
@@ -442,16 +460,9 @@ static int verb_diff(int argc, char *argv[]) {
                 else
                         path = argv[3];
         }
-        r = load(&c);
-        if (r < 0)
-                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
-        job = find_job(c, argv[1]);
-        if (!job)
-                return EXIT_NO_JOB;
-        store = store_open(job->store, false);
-        a = open_snapshot(job, store, argv[2], an);
-        if (a < 0)
-                return exit_for_snapshot(a);
+        r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &a, an);
+        if (r != EXIT_OK)
+                return r;
         if (strcmp(other, "live") == 0) {
                 b = open(job->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (b < 0) {
@@ -515,16 +526,9 @@ static int verb_restore(int argc, char *argv[]) {
                 fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
                 return EXIT_USAGE;
         }
-        r = load(&c);
-        if (r < 0)
-                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
-        job = find_job(c, argv[1]);
-        if (!job)
-                return EXIT_NO_JOB;
-        store = store_open(job->store, false);
-        snap = open_snapshot(job, store, argv[2], name);
-        if (snap < 0)
-                return exit_for_snapshot(snap);
+        r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &snap, name);
+        if (r != EXIT_OK)
+                return r;
         if (fstat(store, &st) == 0) {
                 o.skip_dev = st.st_dev;
                 o.skip_ino = st.st_ino;

@@ -44,43 +44,6 @@ int restore_path_normalize(const char *in, char **ret) {
         return 0;
 }
 
-static int cmp_names(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-static int read_names(int dirfd, char ***ret, size_t *n) {
-        DIR *d = opendir_fd(dirfd);
-        struct dirent *de;
-        int r = 0;
-
-        *ret = NULL;
-        *n = 0;
-        if (!d)
-                return -errno;
-        for (;;) {
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        r = errno ? -errno : 0;
-                        break;
-                }
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                r = strv_push(ret, n, de->d_name);
-                if (r < 0)
-                        break;
-        }
-        closedir(d);
-        if (r < 0) {
-                *ret = strv_free(*ret);
-                *n = 0;
-                return r;
-        }
-        if (*n > 1)
-                qsort(*ret, *n, sizeof(char *), cmp_names);
-        return 0;
-}
-
 static int fail(Restore *o, const char *path, int r, const char *what) {
         fprintf(o->log, "%s: %s: %s\n", *path ? path : ".", what, strerror(-r));
         return r;
@@ -139,7 +102,7 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, dev_t d
 }
 
 static bool in_sorted(char **names, size_t n, const char *name) {
-        return n > 0 && bsearch(&name, names, n, sizeof(char *), cmp_names);
+        return n > 0 && bsearch(&name, names, n, sizeof(char *), names_cmp);
 }
 
 static int merge_contents(Restore *o, int sfd, int lfd, dev_t dev, const char *prefix, int staging) {
@@ -150,7 +113,7 @@ static int merge_contents(Restore *o, int sfd, int lfd, dev_t dev, const char *p
 
         if (staging >= 0 && fstat(staging, &stg) < 0)
                 return -errno;
-        r = read_names(sfd, &names, &n);
+        r = dir_names_sorted(sfd, NULL, &names, &n);
         if (r < 0)
                 return fail(o, prefix, r, "cannot read the staged copy");
         for (size_t i = 0; i < n && r >= 0; i++) {
@@ -159,7 +122,7 @@ static int merge_contents(Restore *o, int sfd, int lfd, dev_t dev, const char *p
                 r = path ? merge_entry(o, sfd, lfd, names[i], dev, path) : -ENOMEM;
         }
         if (r >= 0 && o->delete) {
-                r = read_names(lfd, &live, &nl);
+                r = dir_names_sorted(lfd, NULL, &live, &nl);
                 if (r < 0)
                         fail(o, prefix, r, "cannot read directory");
         }
@@ -284,7 +247,7 @@ int restore_remove_leftovers(int live_root) {
         size_t n = 0;
         int r;
 
-        r = read_names(live_root, &names, &n);
+        r = dir_names_sorted(live_root, NULL, &names, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const char *p = names[i] + strlen(RESTORE_STAGING_PREFIX);
                 char *end;

@@ -16,12 +16,11 @@ char diff_mark(DiffKind kind) {
         return kind == DIFF_ADDED ? '+' : kind == DIFF_REMOVED ? '-' : '~';
 }
 
-static int cmp_names(const void *a, const void *b) {
+int names_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* The sorted names in dirfd, without "." and ".." and skipped ones. */
-static int read_names(const TreeDiff *d, int dirfd, char ***ret, size_t *n) {
+int dir_names_sorted(int dirfd, const char *skip_prefix, char ***ret, size_t *n) {
         DIR *dir;
         struct dirent *de;
         int r = 0;
@@ -41,7 +40,7 @@ static int read_names(const TreeDiff *d, int dirfd, char ***ret, size_t *n) {
                         break;
                 }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-                    (d->skip_prefix && strncmp(de->d_name, d->skip_prefix, strlen(d->skip_prefix)) == 0))
+                    (skip_prefix && strncmp(de->d_name, skip_prefix, strlen(skip_prefix)) == 0))
                         continue;
                 r = strv_push(ret, n, de->d_name);
                 if (r < 0)
@@ -54,7 +53,7 @@ static int read_names(const TreeDiff *d, int dirfd, char ***ret, size_t *n) {
                 return r;
         }
         if (*n > 1)
-                qsort(*ret, *n, sizeof(char *), cmp_names);
+                qsort(*ret, *n, sizeof(char *), names_cmp);
         return 0;
 }
 
@@ -136,9 +135,9 @@ static int diff_dir(const TreeDiff *d, int a_fd, int b_fd, const char *prefix, d
         size_t na = 0, nb = 0, i = 0, k = 0;
         int r;
 
-        r = read_names(d, a_fd, &a, &na);
+        r = dir_names_sorted(a_fd, d->skip_prefix, &a, &na);
         if (r >= 0)
-                r = read_names(d, b_fd, &b, &nb);
+                r = dir_names_sorted(b_fd, d->skip_prefix, &b, &nb);
         while (r == 0 && (i < na || k < nb)) {
                 _cleanup_free_ char *path = NULL;
                 const char *name;

@@ -48,3 +48,11 @@ char diff_mark(DiffKind kind);
  * at a time, never following a symbolic link (-ENOTDIR or -ELOOP then).
  */
 int tree_open_dir(int root, const char *rel);
+
+/*
+ * The names in dirfd, sorted (strcmp), without "." and ".." and names
+ * starting with skip_prefix (may be NULL); dirfd < 0 gives none.
+ */
+int dir_names_sorted(int dirfd, const char *skip_prefix, char ***ret, size_t *n);
+/* strcmp for qsort and bsearch over arrays of char *. */
+int names_cmp(const void *a, const void *b);
