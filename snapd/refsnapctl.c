@@ -55,6 +55,11 @@ static int load(Config **ret) {
         return r;
 }
 
+/* 5 for "not permitted", 1 for any other failure. */
+static int exit_for(int r) {
+        return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
+}
+
 static int list_job(const Job *job, bool *first) {
         _cleanup_close_ int store = store_open(job->store, false);
         char **names = NULL;
@@ -62,7 +67,7 @@ static int list_job(const Job *job, bool *first) {
 
         if (store < 0 && store != -ENOENT) {
                 fprintf(stderr, "refsnapctl: %s: store %s: %s\n", job->name, job->store, strerror(-store));
-                return store == -EACCES || store == -EPERM ? EXIT_DENIED : EXIT_FAIL;
+                return exit_for(store);
         }
         if (store >= 0 && store_list(store, &names, &n) < 0) {
                 fprintf(stderr, "refsnapctl: %s: cannot list %s\n", job->name, job->store);
@@ -103,7 +108,7 @@ static int verb_list(int argc, char *argv[]) {
 
         r = load(&c);
         if (r < 0)
-                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
+                return exit_for(r);
         if (argc > 1 && !config_find_job(c, argv[1])) {
                 fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", argv[1]);
                 return EXIT_NO_JOB;
@@ -302,7 +307,7 @@ static int verb_prune(int argc, char *argv[]) {
                 return r;
         r = load(&c);
         if (r < 0)
-                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
+                return exit_for(r);
         job = config_find_job(c, argv[1]);
         if (!job) {
                 fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", argv[1]);
@@ -311,7 +316,7 @@ static int verb_prune(int argc, char *argv[]) {
         r = snapshot_prune(job, time(NULL), arg_dry_run, stdout);
         if (r < 0) {
                 fprintf(stderr, "refsnapctl: %s: prune failed: %s\n", job->name, strerror(-r));
-                return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
+                return exit_for(r);
         }
         printf("%d snapshot%s %s\n", r, r == 1 ? "" : "s", arg_dry_run ? "would be removed" : "removed");
         return EXIT_OK;
@@ -323,10 +328,6 @@ static const Job *find_job(const Config *c, const char *name) {
         if (!job)
                 fprintf(stderr, "refsnapctl: no job '%s' in the configuration\n", name);
         return job;
-}
-
-static int exit_for(int r) {
-        return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
 }
 
 /*
@@ -400,7 +401,7 @@ static int open_job_snapshot(Config **c, const char *job_name, const char *snap,
         int r = load(c);
 
         if (r < 0)
-                return r == -EACCES ? EXIT_DENIED : EXIT_FAIL;
+                return exit_for(r);
         *job = find_job(*c, job_name);
         if (!*job)
                 return EXIT_NO_JOB;

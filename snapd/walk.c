@@ -14,6 +14,7 @@
 #include "exclude.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "strv.h"
 #include "walk.h"
 
 /* Files with more than one link, by (dev, ino): where the first went. */
@@ -187,7 +188,7 @@ static bool vanished(int r) {
         return r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EINVAL;
 }
 
-static int walk_dir(State *s, int sfd, int dfd);
+static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer);
 
 static int do_dir(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
@@ -216,7 +217,7 @@ static int do_dir(State *s, int sfd, int dfd, const char *name, const struct sta
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
-        r = walk_dir(s, cs, cd);
+        r = walk_dir(s, cs, cd, NULL, NULL);
         if (r < 0)
                 return r;
         r = copy_meta_fd(cs, cd, st);
@@ -386,7 +387,11 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
         return r < 0 ? r : 0;
 }
 
-static int walk_dir(State *s, int sfd, int dfd) {
+/*
+ * Mirror sfd's entries into dfd.  With defer, directories are not entered
+ * but their names pushed there (the parallel root's work list).
+ */
+static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer) {
         DIR *d = opendir_fd(sfd);
         struct dirent *de;
         int r = 0;
@@ -409,6 +414,12 @@ static int walk_dir(State *s, int sfd, int dfd) {
                 }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
+                if (defer && de->d_type == DT_DIR) {
+                        r = strv_push(defer, n_defer, de->d_name);
+                        if (r < 0)
+                                break;
+                        continue;
+                }
                 r = path_push(s, de->d_name, &saved);
                 if (r < 0)
                         break;
@@ -498,57 +509,10 @@ static void *worker_run(void *arg) {
 static int walk_root_parallel(Root *root, unsigned n_workers) {
         State *s = &root->main;
         Worker *workers = NULL;
-        DIR *d = opendir_fd(root->src);
-        struct dirent *de;
-        size_t cap = 0;
-        int r = 0;
+        int r;
 
-        if (!d)
-                return fail(s, -errno, "cannot read directory");
         /* The root's non-directories now; directories for the workers. */
-        for (;;) {
-                size_t saved;
-
-                if (s->w->cancel && *s->w->cancel) {
-                        r = -ECANCELED;
-                        break;
-                }
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        if (errno)
-                                r = fail(s, -errno, "cannot read directory");
-                        break;
-                }
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (de->d_type == DT_DIR) {
-                        if (root->n_dirs == cap) {
-                                char **l = realloc(root->dirs, (cap = cap ? 2 * cap : 64) * sizeof(char *));
-
-                                if (!l) {
-                                        r = -ENOMEM;
-                                        break;
-                                }
-                                root->dirs = l;
-                        }
-                        root->dirs[root->n_dirs] = strdup(de->d_name);
-                        if (!root->dirs[root->n_dirs]) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        root->n_dirs++;
-                        continue;
-                }
-                r = path_push(s, de->d_name, &saved);
-                if (r < 0)
-                        break;
-                r = do_entry(s, root->src, root->dst, de->d_name);
-                path_pop(s, saved);
-                if (r < 0)
-                        break;
-        }
-        closedir(d);
+        r = walk_dir(s, root->src, root->dst, &root->dirs, &root->n_dirs);
         if (r < 0)
                 return r;
 
@@ -598,16 +562,14 @@ int walk_tree(Walk *w, int src_root, int dst_root) {
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
                 r = w->workers > 1 ? walk_root_parallel(&root, w->workers) :
-                                     walk_dir(&root.main, src_root, dst_root);
+                                     walk_dir(&root.main, src_root, dst_root, NULL, NULL);
         if (r >= 0) {
                 r = copy_meta_fd(src_root, dst_root, &st);
                 if (r < 0)
                         fail(&root.main, r, "cannot set attributes of the root");
         }
         stats_add(&w->stats, &root.main.stats);
-        for (size_t i = 0; i < root.n_dirs; i++)
-                free(root.dirs[i]);
-        free(root.dirs);
+        strv_free(root.dirs);
         free(root.main.path);
         links_done(&links);
         return r;
