@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "chase.h"
+#include "macro.h"
+#include "path-util.h"
+
+static int open_beneath(int dir_fd, const char *path, ChaseFlags flags) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+        };
+        int fd;
+
+        if (flags & CHASE_NO_XDEV)
+                how.resolve |= RESOLVE_NO_XDEV;
+        do
+                fd = (int) syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+        while (fd < 0 && errno == EAGAIN);      /* a concurrent rename: try again */
+        return fd < 0 ? -errno : fd;
+}
+
+/* Could a user other than root change what name means in dir (stat d)? */
+static bool unsafe(const struct stat *d, int dir_fd, const char *name) {
+        struct stat st;
+
+        if (d->st_uid != 0)
+                return true;
+        if (!(d->st_mode & (S_IWGRP | S_IWOTH)))
+                return false;
+        if (!(d->st_mode & S_ISVTX))
+                return true;
+        /* Sticky: only the entry's owner (and root) may rename it. */
+        return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != 0;
+}
+
+static int start_fd(int dir_fd, const char *path) {
+        if (path[0] == '/')
+                return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+}
+
+int chase_dir(int dir_fd, const char *path, Chase *c) {
+        Chase none = {};
+        _cleanup_close_ int fd = -EBADF;
+        const char *p;
+
+        if (!c)
+                c = &none;
+        c->failed_len = 0;
+        if (path_has_dotdot(path)) {
+                c->failed_len = strlen(path);
+                return -EINVAL;
+        }
+        fd = start_fd(dir_fd, path);
+        if (fd < 0)
+                return -errno;
+        p = path + strspn(path, "/");
+        if (!*p)
+                return TAKE_FD(fd);
+
+        /* Nothing to do on the way: one call resolves all of it. */
+        if (!(c->flags & (CHASE_MKDIR | CHASE_SAFE))) {
+                int r = open_beneath(fd, p, c->flags);
+
+                if (r < 0)
+                        c->failed_len = strlen(path);
+                return r;
+        }
+
+        while (*p) {
+                _cleanup_free_ char *name = NULL;
+                size_t n = strcspn(p, "/");
+                bool made = false;
+                struct stat st;
+                int next;
+
+                c->failed_len = (p - path) + n;
+                name = strndup(p, n);
+                if (!name)
+                        return -ENOMEM;
+                if (strcmp(name, ".") == 0)
+                        goto advance;
+                if (c->flags & CHASE_SAFE) {
+                        if (fstat(fd, &st) < 0)
+                                return -errno;
+                        if (unsafe(&st, fd, name))
+                                return -EPERM;
+                }
+                next = open_beneath(fd, name, c->flags);
+                if (next == -ENOENT && (c->flags & CHASE_MKDIR)) {
+                        if (mkdirat(fd, name, 0700) == 0)
+                                made = true;
+                        else if (errno != EEXIST)
+                                return -errno;
+                        next = open_beneath(fd, name, c->flags);
+                }
+                if (next < 0)
+                        return next;
+                safe_close(fd);
+                fd = next;
+                if (made && c->made) {
+                        _cleanup_free_ char *sofar = strndup(path, c->failed_len);
+                        int r;
+
+                        if (!sofar)
+                                return -ENOMEM;
+                        /* Ours only if nobody swapped another in since. */
+                        if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
+                                r = c->made(fd, sofar, c->userdata);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+advance:
+                p += n;
+                p += strspn(p, "/");
+        }
+        c->failed_len = 0;
+        return TAKE_FD(fd);
+}
+
+int chase_parent(int dir_fd, const char *path, Chase *c, const char **ret_base) {
+        _cleanup_free_ char *dir = NULL;
+        const char *base;
+        int r;
+
+        r = path_split(path, &dir, &base);
+        if (r < 0)
+                return r;
+        r = chase_dir(dir_fd, *dir ? dir : (path[0] == '/' ? "/" : ""), c);
+        if (r >= 0)
+                *ret_base = base;
+        return r;
+}

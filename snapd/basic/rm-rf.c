@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chase.h"
+#include "dirent-util.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "mountpoint-util.h"
+#include "rm-rf.h"
+#include "stat-util.h"
+#include "strv.h"
+
+int rm_rf_at(int dir_fd, const char *name) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statx x;
+        struct stat top, st;
+        uint64_t mnt;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                  STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        stat_from_statx(&top, &x);
+        if (!S_ISDIR(top.st_mode))
+                return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+
+        /* Opened beneath dir_fd, never through a link, never into a mount. */
+        fd = chase_dir(dir_fd, name, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!stat_inode_same(&st, &top))
+                return -ESTALE;         /* swapped under us: leave it */
+        r = fd_mount_id(fd, &mnt);
+        if (r < 0)
+                return r;
+        d = opendir_fd(fd);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                uint64_t child_mnt;
+                struct stat cs;
+                int k;
+
+                if (dot_or_dot_dot(de->d_name))
+                        continue;
+                if (fstatat(fd, de->d_name, &cs, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISDIR(cs.st_mode)) {
+                        k = mount_id_at(fd, de->d_name, &child_mnt);
+                        if (k == 0 && child_mnt != mnt)
+                                k = -EXDEV;     /* a mount inside: not ours */
+                        if (k == 0)
+                                k = rm_rf_at(fd, de->d_name);
+                } else
+                        k = unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        if (r < 0)
+                return r;
+        return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
+                 FILE *log) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = dir_names_sorted(dir_fd, NULL, &names, &n);
+        for (size_t i = 0; i < n; i++) {
+                int k;
+
+                if (!is_leftover(names[i], userdata))
+                        continue;
+                k = rm_rf_at(dir_fd, names[i]);
+                if (log)
+                        fprintf(log, "removed leftover %s%s%s\n", names[i], k < 0 ? ": " : "",
+                                k < 0 ? strerror(-k) : "");
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        strv_free(names);
+        return r;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/*
+ * Remove dir_fd/name and everything below it, never following a symbolic
+ * link and never entering another mount (mount ID, see
+ * mountpoint-util.h).  A mount inside is left with the directories that
+ * hold it, and -EXDEV returned after removing everything else; a
+ * directory swapped for another while it is being removed is left too
+ * (-ESTALE).  A name already gone is 0.
+ */
+int rm_rf_at(int dir_fd, const char *name);
+
+/*
+ * Remove the entries of dir_fd for which is_leftover(name) says so, with
+ * rm_rf_at(), each described on log when not NULL ("removed leftover
+ * NAME").  Returns 0 or the first -errno, after trying every entry.
+ */
+int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
+                 FILE *log);

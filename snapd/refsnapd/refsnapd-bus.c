@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "refsnapd-bus.h"
+#include "log.h"
+#include "macro.h"
+#include "prune.h"
+#include "snapshot.h"
+#include "store.h"
+#include "strv.h"
+
+static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
+        JobState *js = manager_find_job(m, name);
+
+        if (!js)
+                sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_JOB, "No job '%s' in the configuration", name);
+        return js;
+}
+
+static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sssttsb)");
+        for (size_t i = 0; r >= 0 && i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+
+                if (!js->job)
+                        continue;
+                r = sd_bus_message_append(reply, "(sssttsb)", js->name, js->job->source, js->job->store,
+                                          (uint64_t) js->last, (uint64_t) (js->child ? 0 : js->next),
+                                          js->result[0] ? js->result : "-", js->child != 0);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_close_ int store = -EBADF;
+        Manager *m = userdata;
+        const char *name;
+        char **names = NULL;
+        size_t n = 0;
+        JobState *js;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        js = find_or_error(m, name, error);
+        if (!js)
+                return -ENOENT;
+        store = store_open(js->job->store, false);
+        if (store >= 0 && store_list(store, &names, &n) < 0)
+                return sd_bus_error_set_errnof(error, errno, "Cannot list %s: %m", js->job->store);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sxxtt)");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                SnapshotFacts f = {};
+
+                (void) store_read_facts(store, names[i], &f);
+                r = sd_bus_message_append(reply, "(sxxtt)", names[i], (int64_t) f.start, (int64_t) f.end,
+                                          f.files, f.bytes);
+        }
+        strv_free(names);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        sd_bus_message **w;
+        const char *name;
+        JobState *js;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        js = find_or_error(m, name, error);
+        if (!js)
+                return -ENOENT;
+        if (m->stopping)
+                return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
+        w = realloc(js->waiting, (js->n_waiting + 1) * sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        js->waiting = w;
+        r = manager_snapshot_now(js);
+        if (r == -EBUSY)
+                return sd_bus_error_setf(error, BUS_ERROR_BUSY, "A snapshot of %s is running", name);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot start a snapshot of %s: %m", name);
+        /* Answered when the snapshot ends. */
+        js->waiting[js->n_waiting++] = sd_bus_message_ref(msg);
+        return 1;
+}
+
+typedef struct PruneTask {
+        sd_bus_message *call;
+        int memfd;
+        sd_event_source *source;
+} PruneTask;
+
+static PruneTask *prune_task_free(PruneTask *t) {
+        if (!t)
+                return NULL;
+        sd_bus_message_unref(t->call);
+        safe_close(t->memfd);
+        sd_event_source_disable_unref(t->source);
+        free(t);
+        return NULL;
+}
+
+static int on_prune_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        PruneTask *t = userdata;
+        _cleanup_free_ char *report = NULL;
+        off_t size = lseek(t->memfd, 0, SEEK_END);
+        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+
+        report = calloc(1, size > 0 ? size + 1 : 1);
+        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
+                report[0] = '\0';
+        if (code < 0 || code == 255)
+                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Prune failed: %s",
+                                           report && *report ? report : "killed");
+        else
+                sd_bus_reply_method_return(t->call, "us", (uint32_t) code, report ? report : "");
+        prune_task_free(t);
+        return 0;
+}
+
+/* Prune in a child: removing big trees must not stall the loop or the watchdog. */
+static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        PruneTask *t;
+        const char *name;
+        JobState *js;
+        int dry_run, r;
+        pid_t pid;
+
+        r = sd_bus_message_read(msg, "sb", &name, &dry_run);
+        if (r < 0)
+                return r;
+        js = find_or_error(m, name, error);
+        if (!js)
+                return -ENOENT;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->memfd = memfd_create("refsnap-prune", MFD_CLOEXEC);
+        if (t->memfd < 0) {
+                prune_task_free(t);
+                return -errno;
+        }
+        pid = fork();
+        if (pid < 0) {
+                prune_task_free(t);
+                return -errno;
+        }
+        if (pid == 0) {
+                FILE *f = fdopen(t->memfd, "w");
+
+                r = f ? snapshot_prune(js->job, time(NULL), dry_run, f) : -ENOMEM;
+                if (r < 0 && f)
+                        fprintf(f, "%s", strerror(-r));
+                if (f)
+                        fclose(f);
+                _exit(r < 0 ? 255 : MIN(r, 250));
+        }
+        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_prune_exit, t);
+        if (r < 0) {
+                prune_task_free(t);
+                return r;
+        }
+        t->call = sd_bus_message_ref(msg);
+        return 1;
+}
+
+static int method_get_status(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_reply_method_return(msg, "sss", PROJECT_VERSION, m->stopping ? "stopping" : "running",
+                                          m->status ? m->status : "");
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_ARGS("GetStatus", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("s", version, "s", state, "s", status),
+                                method_get_status, 0),
+        SD_BUS_METHOD_WITH_ARGS("ListJobs", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssttsb)", jobs),
+                                method_list_jobs, 0),
+        SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_ARGS("s", job), SD_BUS_RESULT("a(sxxtt)", snapshots),
+                                method_list_snapshots, 0),
+        SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
+                                method_snapshot, 0),
+        SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),
+                                SD_BUS_RESULT("u", removed, "s", report), method_prune, 0),
+        SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",
+                                SD_BUS_ARGS("s", job, "s", snapshot, "b", ok, "s", result), 0),
+        SD_BUS_VTABLE_END
+};
+
+int bus_setup(Manager *m) {
+        int r;
+
+        r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
+        if (r >= 0)
+                r = sd_bus_request_name(m->bus, BUS_NAME, 0);
+        if (r >= 0)
+                r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                m->bus = sd_bus_flush_close_unref(m->bus);
+        return r;
+}
+
+void bus_emit_started(Manager *m, JobState *js) {
+        if (m->bus)
+                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_INTERFACE, "SnapshotStarted", "s", js->name);
+}
+
+void bus_snapshot_finished(Manager *m, JobState *js, bool ok, const char *snapshot) {
+        for (size_t i = 0; i < js->n_waiting; i++) {
+                if (ok)
+                        (void) sd_bus_reply_method_return(js->waiting[i], "s", snapshot);
+                else
+                        (void) sd_bus_reply_method_errorf(js->waiting[i],
+                                                          m->stopping ? BUS_ERROR_STOPPING : BUS_ERROR_FAILED,
+                                                          "Snapshot of %s %s", js->name, js->result);
+                sd_bus_message_unref(js->waiting[i]);
+        }
+        js->n_waiting = 0;
+        if (m->bus)
+                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_INTERFACE, "SnapshotFinished", "ssbs",
+                                          js->name, ok ? snapshot : "", ok, js->result);
+}

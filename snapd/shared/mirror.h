@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "stat-util.h"
+
+/*
+ * The snapshot engine: mirrors the tree under src_root into
+ * dst_root (an empty directory).  Regular files are made by ops->clone
+ * (reflinkat(REFLINK_ATTR_ALL) in the daemon); directories, symbolic
+ * links, FIFOs, sockets and device nodes are made here with their
+ * metadata; hard links inside the tree stay hard links.
+ *
+ * It works on descriptors only, opened with O_NOFOLLOW: it never follows
+ * a symbolic link, never leaves src_root's mount, and never enters a
+ * directory that is skip (the store).  A directory that is
+ * swapped for a symbolic link while the walk runs is refused, not
+ * followed.  Entries that vanish during the walk are counted and skipped.
+ */
+
+typedef struct MirrorOps {
+        /* Make dst_dir/name sharing the data and attributes of src_dir/name. */
+        int (*clone)(int src_dir, const char *name, int dst_dir, void *userdata);
+        void *userdata;
+} MirrorOps;
+
+typedef struct MirrorStats {
+        uint64_t files, dirs, symlinks, specials, hardlinks;
+        uint64_t bytes;         /* apparent size of the regular files */
+        uint64_t excluded, vanished, other_mounts;
+} MirrorStats;
+
+typedef struct Mirror {
+        const MirrorOps *ops;
+        char *const *exclude;
+        FileId skip;
+        const volatile sig_atomic_t *cancel;    /* set: stop with -ECANCELED */
+        FILE *log;                              /* where problems are described */
+        unsigned workers;                       /* > 1: the root's directories in parallel */
+        MirrorStats stats;                        /* added to */
+} Mirror;
+
+/*
+ * Returns 0, or -errno of the first failure that makes the snapshot
+ * unusable (described on w->log); the caller removes dst_root then.
+ */
+int mirror_tree(Mirror *w, int src_root, int dst_root);
+
+/*
+ * The same for one entry: src_dir/name (of any type; a directory with
+ * everything below it) becomes dst_dir/name.  An entry that vanished is
+ * counted in stats.vanished and 0 is returned.
+ */
+int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir);
+
+/* The engine's clone step: reflinkat(src_dir, name, dst_dir, name, REFLINK_ATTR_ALL). */
+extern const MirrorOps mirror_reflink_ops;
+
+/*
+ * How many workers share a tree's top-level directories: one per online
+ * CPU, at most MIRROR_WORKERS_MAX (more only add lock contention in the
+ * filesystem, measured on btrfs and XFS).
+ */
+#define MIRROR_WORKERS_MAX 4
+unsigned mirror_workers(void);

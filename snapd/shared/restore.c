@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chase.h"
+#include "copy-meta.h"
+#include "dirent-util.h"
+#include "macro.h"
+#include "mirror.h"
+#include "mountpoint-util.h"
+#include "path-util.h"
+#include "restore.h"
+#include "rm-rf.h"
+#include "stat-util.h"
+#include "strv.h"
+#include "tree-diff.h"
+
+static int fail(Restore *o, const char *path, int r, const char *what) {
+        fprintf(o->log, "%s: %s: %s\n", *path ? path : ".", what, strerror(-r));
+        return r;
+}
+
+static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix, int staging);
+
+/* Put staged sdir/name in place of ldir/name. */
+static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_t mnt, const char *path) {
+        struct stat ss, ls, now;
+        bool live;
+
+        uint64_t live_mnt = 0;
+        int r;
+
+        if (fstatat(sdir, name, &ss, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : fail(o, path, -errno, "cannot stat the staged copy");
+        live = fstatat(ldir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
+        if (!live && errno != ENOENT)
+                return fail(o, path, -errno, "cannot stat");
+        if (live && S_ISDIR(ls.st_mode)) {
+                r = mount_id_at(ldir, name, &live_mnt);
+                if (r < 0)
+                        return fail(o, path, r, "cannot stat");
+                if (live_mnt != mnt)
+                        return fail(o, path, -EXDEV,
+                                    "another filesystem is mounted here; not restoring over it");
+        }
+
+        if (live && S_ISDIR(ls.st_mode) && S_ISDIR(ss.st_mode)) {
+                _cleanup_close_ int cs = -EBADF, cl = -EBADF;
+
+                cs = chase_dir(sdir, name, &(Chase) { .flags = CHASE_NO_XDEV });
+                if (cs < 0)
+                        return fail(o, path, cs, "cannot open the staged copy");
+                cl = chase_dir(ldir, name, &(Chase) { .flags = CHASE_NO_XDEV });
+                if (cl < 0)
+                        return fail(o, path, cl, "cannot open");
+                if (fstat(cl, &now) < 0)
+                        return fail(o, path, -errno, "cannot open");
+                if (!stat_inode_same(&now, &ls))
+                        return fail(o, path, -ESTALE, "replaced while restoring");
+                r = merge_contents(o, cs, cl, mnt, path, -1);
+                if (r < 0)
+                        return r;
+                r = copy_meta_fd(cs, cl, &ss);
+                if (r < 0)
+                        return fail(o, path, r, "cannot set the directory's attributes");
+                o->stats.dirs++;
+                return 0;
+        }
+        /*
+         * Swap the two: the live entry (whatever it is, a symbolic link
+         * too) lands in the staging directory and goes with it.
+         */
+        if (renameat2(sdir, name, ldir, name, live ? RENAME_EXCHANGE : RENAME_NOREPLACE) < 0)
+                return fail(o, path, -errno, "cannot rename into place");
+        o->stats.replaced++;
+        return 0;
+}
+
+static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix, int staging) {
+        struct stat stg = {};
+        char **names = NULL, **live = NULL;
+        size_t n = 0, nl = 0;
+        int r;
+
+        if (staging >= 0 && fstat(staging, &stg) < 0)
+                return -errno;
+        r = dir_names_sorted(sfd, NULL, &names, &n);
+        if (r < 0)
+                return fail(o, prefix, r, "cannot read the staged copy");
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *path = path_join(prefix, names[i]);
+
+                r = path ? merge_entry(o, sfd, lfd, names[i], mnt, path) : -ENOMEM;
+        }
+        if (r >= 0 && o->delete) {
+                r = dir_names_sorted(lfd, NULL, &live, &nl);
+                if (r < 0)
+                        fail(o, prefix, r, "cannot read directory");
+        }
+        for (size_t i = 0; r >= 0 && o->delete && i < nl; i++) {
+                _cleanup_free_ char *path = NULL;
+                struct statx x;
+                struct stat st;
+
+                if (names_contain(names, n, live[i]) ||
+                    statx(lfd, live[i], AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                          STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
+                        continue;
+                stat_from_statx(&st, &x);
+                if (file_id_is(&st, o->skip) || (staging >= 0 && stat_inode_same(&st, &stg)) ||
+                    (S_ISDIR(st.st_mode) && x.stx_mnt_id != mnt))
+                        continue;       /* the store, the staging area, a mount */
+                path = path_join(prefix, live[i]);
+                if (!path) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = rm_rf_at(lfd, live[i]);
+                if (r < 0)
+                        fail(o, path, r, "cannot delete");
+                else
+                        o->stats.deleted++;
+        }
+        strv_free(names);
+        strv_free(live);
+        return r;
+}
+
+/* A directory restore_open_live() made: the metadata of its snapshot twin. */
+static int made_from_snapshot(int dir_fd, const char *path, void *userdata) {
+        int snap_root = *(int *) userdata;
+        _cleanup_close_ int twin = -EBADF;
+        struct stat st;
+
+        twin = chase_dir(snap_root, path, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (twin < 0)
+                return twin;
+        if (fstat(twin, &st) < 0)
+                return -errno;
+        return copy_meta_fd(twin, dir_fd, &st);
+}
+
+/*
+ * The live directory rel (normalized, relative) under live_root, never
+ * through a symbolic link and never into another mount; with snap_root >=
+ * 0, missing directories are made with their snapshot twins' metadata.
+ */
+static int restore_open_live(Restore *o, int live_root, int snap_root, const char *rel) {
+        Chase c = {
+                .flags = CHASE_NO_XDEV | (snap_root >= 0 ? CHASE_MKDIR : 0),
+                .made = made_from_snapshot,
+                .userdata = &snap_root,
+        };
+        _cleanup_free_ char *where = NULL;
+        int fd;
+
+        fd = chase_dir(live_root, rel, &c);
+        if (fd >= 0 || (fd == -ENOENT && snap_root < 0))
+                return fd;
+        where = strndup(rel, c.failed_len);
+        if (!where)
+                return -ENOMEM;
+        if (fd == -ELOOP || fd == -ENOTDIR)
+                return fail(o, where, -ENOTDIR,
+                            "not a directory in the live tree (a symbolic link?), not following it");
+        if (fd == -EXDEV)
+                return fail(o, where, -EXDEV, "another filesystem is mounted here, not entering it");
+        return fail(o, where, fd, "cannot open");
+}
+
+static int print_change(DiffKind kind, const char *path, const struct stat *a, const struct stat *b,
+                        void *userdata) {
+        Restore *o = userdata;
+
+        /* a is the live tree, b the snapshot. */
+        if (kind == DIFF_REMOVED && !o->delete)
+                return 0;
+        fprintf(o->out, "%c %s%s\n", diff_mark(kind), path,
+                (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
+        if (kind == DIFF_REMOVED)
+                o->stats.deleted++;
+        else
+                o->stats.replaced++;
+        return 0;
+}
+
+static bool is_restore_leftover(const char *name, void *userdata) {
+        const char *p = name + strlen(RESTORE_STAGING_PREFIX);
+        char *end;
+        long pid;
+
+        if (strncmp(name, RESTORE_STAGING_PREFIX, strlen(RESTORE_STAGING_PREFIX)) != 0)
+                return false;
+        /* Another restore into this tree, still running: its own. */
+        pid = strtol(p, &end, 10);
+        return !(*p && !*end && pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM));
+}
+
+int restore_remove_leftovers(int live_root) {
+        return rm_leftovers(live_root, is_restore_leftover, NULL, NULL);
+}
+
+/*
+ * The steps of restore_run(): find the path in the snapshot, then either
+ * compare (dry run) or stage a copy beside the live tree and merge it in,
+ * then remove the staging directory.
+ */
+typedef struct Run {
+        Restore *o;
+        int snap_root, live_root;
+        const char *path;       /* "" for the whole tree */
+        char *dir;              /* path's directory ("" at the top) */
+        const char *base;       /* path's last component */
+        int snap_dir, live_dir, staging;
+        char stg_name[sizeof(RESTORE_STAGING_PREFIX) + 12];
+} Run;
+
+static int run_find(Run *u) {
+        struct stat st;
+        int r;
+
+        if (!*u->path)
+                return 0;
+        r = path_split(u->path, &u->dir, &u->base);
+        if (r < 0)
+                return r;
+        u->snap_dir = chase_dir(u->snap_root, u->dir, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (u->snap_dir == -ENOENT || u->snap_dir == -ENOTDIR || u->snap_dir == -ELOOP ||
+            (u->snap_dir >= 0 && fstatat(u->snap_dir, u->base, &st, AT_SYMLINK_NOFOLLOW) < 0)) {
+                fprintf(u->o->log, "%s: not in the snapshot\n", u->path);
+                return -ENOENT;
+        }
+        return u->snap_dir < 0 ? u->snap_dir : 0;
+}
+
+static int run_dry(Run *u) {
+        Restore *o = u->o;
+        TreeDiff d = {
+                .fn = print_change,
+                .userdata = o,
+                .report_dirs = true,
+                .skip_prefix = RESTORE_STAGING_PREFIX,
+                .skip = o->skip,
+        };
+        int r;
+
+        if (!*u->path)
+                r = tree_diff(&d, u->live_root, u->snap_root, NULL, "");
+        else {
+                u->live_dir = restore_open_live(o, u->live_root, -1, u->dir);
+                if (u->live_dir < 0 && u->live_dir != -ENOENT)
+                        return u->live_dir;
+                r = tree_diff(&d, u->live_dir, u->snap_dir, u->base, u->path);
+        }
+        return r < 0 ? fail(o, u->path, r, "cannot compare") : 0;
+}
+
+static int run_stage(Run *u) {
+        if (*u->path) {
+                u->live_dir = restore_open_live(u->o, u->live_root, u->snap_root, u->dir);
+                if (u->live_dir < 0)
+                        return u->live_dir;
+        }
+        (void) restore_remove_leftovers(u->live_root);
+        snprintf(u->stg_name, sizeof(u->stg_name), RESTORE_STAGING_PREFIX "%d", (int) getpid());
+        if (mkdirat(u->live_root, u->stg_name, 0700) < 0) {
+                int r = fail(u->o, u->stg_name, -errno, "cannot make the staging directory");
+
+                u->stg_name[0] = '\0';    /* not ours */
+                return r;
+        }
+        u->staging = chase_dir(u->live_root, u->stg_name, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (u->staging < 0)
+                return fail(u->o, u->stg_name, u->staging, "cannot open the staging directory");
+        return 0;
+}
+
+static int run_merge(Run *u) {
+        Restore *o = u->o;
+        Mirror w = { .ops = o->ops ? o->ops : &mirror_reflink_ops, .log = o->log };
+        uint64_t mnt;
+        struct stat st;
+        int r;
+
+        r = fd_mount_id(u->live_root, &mnt);
+        if (r < 0)
+                return r;
+        if (*u->path) {
+                r = mirror_entry(&w, u->snap_dir, u->base, u->staging);
+                if (r >= 0)
+                        r = merge_entry(o, u->staging, u->live_dir, u->base, mnt, u->path);
+        } else {
+                r = mirror_tree(&w, u->snap_root, u->staging);
+                if (r >= 0)
+                        r = merge_contents(o, u->staging, u->live_root, mnt, "", u->staging);
+                if (r >= 0 && fstat(u->snap_root, &st) == 0) {
+                        r = copy_meta_fd(u->snap_root, u->live_root, &st);
+                        if (r < 0)
+                                fail(o, ".", r, "cannot set the root directory's attributes");
+                }
+        }
+        if (r == -EXDEV && w.stats.files == 0)
+                fprintf(o->log, "the live tree is not on the snapshot's filesystem: reflinks cannot cross filesystems\n");
+        return r;
+}
+
+static int run_done(Run *u, int r) {
+        struct stat st;
+
+        safe_close(u->snap_dir);
+        safe_close(u->live_dir);
+        safe_close(u->staging);
+        free(u->dir);
+        if (!u->stg_name[0])
+                return r;
+        {
+                int k = rm_rf_at(u->live_root, u->stg_name);
+
+                if (k < 0)
+                        fprintf(u->o->log, "%s: cannot remove the staging directory: %s\n", u->stg_name,
+                                strerror(-k));
+        }
+        /* Removing the staging directory touched the root: its times again. */
+        if (r >= 0 && !*u->path && fstat(u->snap_root, &st) == 0) {
+                r = copy_times_fd(u->live_root, &st);
+                if (r < 0)
+                        fail(u->o, ".", r, "cannot set the root directory's times");
+        }
+        return r;
+}
+
+int restore_run(Restore *o, int snap_root, int live_root, const char *path) {
+        Run u = {
+                .o = o,
+                .snap_root = snap_root,
+                .live_root = live_root,
+                .path = path ? path : "",
+                .snap_dir = -EBADF,
+                .live_dir = -EBADF,
+                .staging = -EBADF,
+        };
+        int r;
+
+        r = run_find(&u);
+        if (r >= 0 && o->dry_run)
+                r = run_dry(&u);
+        else if (r >= 0) {
+                r = run_stage(&u);
+                if (r >= 0)
+                        r = run_merge(&u);
+        }
+        return run_done(&u, r);
+}

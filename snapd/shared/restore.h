@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "mirror.h"
+#include "stat-util.h"
+
+/*
+ * Bring a path of a snapshot back into a live tree.
+ *
+ * The snapshot's entry is first mirrored with the snapshot engine (one
+ * reflinkat(REFLINK_ATTR_ALL) per regular file, everything else rebuilt
+ * with its metadata, hard links kept) into a hidden staging directory,
+ * RESTORE_STAGING_PREFIX<pid>, in the live tree's root; then each entry
+ * is renamed over its live twin (renameat2 RENAME_EXCHANGE), so a reader
+ * sees the old or the new file, never a partial one.  Live directories
+ * are entered, never replaced, and get the snapshot's metadata back.
+ *
+ * Nothing in the live tree is followed: every path is opened with
+ * chase_dir().  Where the snapshot has a directory and the live tree has a
+ * symbolic link (or any other file), the link is swapped out for the
+ * restored directory, not followed.  A symbolic link among the parent
+ * directories of a restored path refuses the restore.  Other mounts
+ * inside the live tree are neither entered nor replaced.
+ */
+
+#define RESTORE_STAGING_PREFIX ".refsnap-restore."
+
+typedef struct RestoreStats {
+        uint64_t replaced;      /* entries renamed into place */
+        uint64_t dirs;          /* live directories given their metadata back */
+        uint64_t deleted;       /* with delete: live entries the snapshot does not have */
+} RestoreStats;
+
+typedef struct Restore {
+        bool delete;            /* remove what the snapshot does not have */
+        bool dry_run;           /* only list what would change, on out */
+        FILE *out;              /* dry run: "+ path", "~ path", "- path" */
+        FILE *log;              /* problems, with the path */
+        const MirrorOps *ops;     /* NULL: reflinkat(REFLINK_ATTR_ALL); tests use a double */
+        FileId skip;            /* never delete or compare this directory (the store) */
+        RestoreStats stats;
+} Restore;
+
+/*
+ * Restore snap_root/path into live_root/path (path "" or NULL: the whole
+ * tree, and the root directory's metadata).  path is normalized.
+ * Returns 0 or -errno (described on log).
+ */
+int restore_run(Restore *o, int snap_root, int live_root, const char *path);
+
+/* Remove staging directories an interrupted restore left in live_root. */
+int restore_remove_leftovers(int live_root);

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "mountpoint-util.h"
+#include "reflink.h"
+#include "rm-rf.h"
+#include "snapshot.h"
+
+/*
+ * The steps of snapshot_take(), in order: open (source, store, both on
+ * one mount), lock (and clear what an interrupted run left), name (a
+ * fresh .partial-NAME), mirror, sync, publish (facts, rename, latest).
+ */
+
+typedef struct Take {
+        const Job *job;
+        FILE *log;
+        int src, store, dst;
+        struct stat store_st;
+        time_t start;
+        char *name;             /* SNAPSHOT_NAME_MAX */
+        char partial[SNAPSHOT_NAME_MAX + 16];
+} Take;
+
+static int take_open(Take *t) {
+        uint64_t src_mnt, store_mnt;
+        int r;
+
+        t->src = open(t->job->source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->src < 0) {
+                r = -errno;
+                fprintf(t->log, "source %s: %s\n", t->job->source, strerror(-r));
+                return r;
+        }
+        t->store = store_open(t->job->store, true);
+        if (t->store < 0) {
+                fprintf(t->log, "store %s: %s\n", t->job->store, strerror(-t->store));
+                return t->store;
+        }
+        r = fd_mount_id(t->src, &src_mnt);
+        if (r >= 0)
+                r = fd_mount_id(t->store, &store_mnt);
+        if (r < 0)
+                return r;
+        if (src_mnt != store_mnt) {
+                fprintf(t->log, "store %s is not on the mount of source %s\n", t->job->store,
+                        t->job->source);
+                return -EXDEV;
+        }
+        return fstat(t->store, &t->store_st) < 0 ? -errno : 0;
+}
+
+static int take_lock(Take *t) {
+        int r;
+
+        r = store_lock(t->store, false);
+        if (r < 0) {
+                fprintf(t->log, "store %s: %s\n", t->job->store,
+                        r == -EBUSY ? "another snapshot or prune of this job is running" : strerror(-r));
+                return r;
+        }
+        r = store_remove_leftovers(t->store, t->log);
+        if (r < 0)
+                fprintf(t->log, "store %s: cannot remove leftovers: %s\n", t->job->store, strerror(-r));
+        return 0;
+}
+
+/* A name not taken yet, by a snapshot or a partial one; its .partial- made. */
+static int take_name(Take *t) {
+        for (unsigned seq = 0; seq < 100; seq++) {
+                char partial[sizeof(t->partial)];
+                struct stat ignored;
+
+                snapshot_name_format(t->start, seq, t->name);
+                snprintf(partial, sizeof(partial), ".partial-%s", t->name);
+                if (fstatat(t->store, t->name, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
+                        continue;
+                if (errno != ENOENT)
+                        return -errno;
+                if (mkdirat(t->store, partial, 0700) == 0) {
+                        /* Ours from here on: take_done() removes it on failure. */
+                        memcpy(t->partial, partial, sizeof(partial));
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
+                       SnapshotFacts *facts) {
+        Mirror w = {
+                .ops = ops ? ops : &mirror_reflink_ops,
+                .exclude = t->job->exclude,
+                .skip = file_id(&t->store_st),
+                .cancel = cancel,
+                .log = t->log,
+                .workers = mirror_workers(),
+        };
+        int r;
+
+        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->dst < 0)
+                return -errno;
+        r = mirror_tree(&w, t->src, t->dst);
+        if (r < 0)
+                return r;
+        *facts = (SnapshotFacts) {
+                .start = t->start,
+                .end = time(NULL),
+                .files = w.stats.files,
+                .dirs = w.stats.dirs,
+                .symlinks = w.stats.symlinks,
+                .specials = w.stats.specials,
+                .hardlinks = w.stats.hardlinks,
+                .bytes = w.stats.bytes,
+                .vanished = w.stats.vanished,
+                .excluded = w.stats.excluded,
+        };
+        return 0;
+}
+
+/* Facts first, then the rename that makes the snapshot visible, then latest. */
+static int take_publish(Take *t, const SnapshotFacts *facts) {
+        int r;
+
+        if (syncfs(t->dst) < 0)
+                return -errno;
+        r = store_write_facts(t->store, t->name, facts);
+        if (r < 0)
+                return r;
+        if (renameat(t->store, t->partial, t->store, t->name) < 0)
+                return -errno;
+        t->partial[0] = '\0';
+        r = store_set_latest(t->store, t->name);
+        if (r < 0)
+                fprintf(t->log, "cannot point latest at %s: %s\n", t->name, strerror(-r));
+        (void) fsync(t->store);
+        return 0;
+}
+
+static void take_done(Take *t) {
+        safe_close(t->dst);
+        if (t->partial[0]) {
+                int k = rm_rf_at(t->store, t->partial);
+
+                if (k < 0)
+                        fprintf(t->log, "cannot remove partial snapshot %s: %s\n", t->partial,
+                                strerror(-k));
+        }
+        safe_close(t->store);
+        safe_close(t->src);
+}
+
+int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
+                  FILE *log, char name[static SNAPSHOT_NAME_MAX], SnapshotFacts *facts) {
+        Take t = {
+                .job = job,
+                .log = log,
+                .src = -EBADF,
+                .store = -EBADF,
+                .dst = -EBADF,
+                .start = time(NULL),
+                .name = name,
+        };
+        int r;
+
+        if (!ops && reflink_supported() <= 0) {
+                fprintf(log, "this kernel has no reflinkat(2): nothing is copied instead\n");
+                return -ENOSYS;
+        }
+        r = take_open(&t);
+        if (r >= 0)
+                r = take_lock(&t);
+        if (r >= 0)
+                r = take_name(&t);
+        if (r >= 0)
+                r = take_mirror(&t, ops, cancel, facts);
+        if (r >= 0)
+                r = take_publish(&t, facts);
+        take_done(&t);
+        return r;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chase.h"
+#include "dirent-util.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "rm-rf.h"
+#include "store.h"
+#include "strv.h"
+
+int store_open(const char *path, bool create) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (path[0] != '/')
+                return -EINVAL;
+        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = create ? CHASE_MKDIR : 0 });
+        if (fd < 0)
+                return fd;
+        /* Snapshots keep every owner and mode: only root may look in. */
+        if (create && fchmod(fd, 0700) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+static bool is_snapshot_dir(int store, const char *name) {
+        struct stat st;
+
+        return snapshot_name_valid(name) && fstatat(store, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISDIR(st.st_mode);
+}
+
+int store_list(int store, char ***ret, size_t *n) {
+        char **all = NULL, **l = NULL;
+        size_t count = 0, k = 0;
+        int r;
+
+        r = dir_names_sorted(store, NULL, &all, &count);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < count; i++) {
+                if (!is_snapshot_dir(store, all[i]))
+                        continue;
+                r = strv_push(&l, &k, all[i]);
+                if (r < 0)
+                        break;
+        }
+        strv_free(all);
+        if (r < 0) {
+                strv_free(l);
+                return r;
+        }
+        *ret = l;
+        *n = k;
+        return 0;
+}
+
+int store_lock(int store, bool wait) {
+        if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        return 0;
+}
+
+static bool is_store_leftover(const char *name, void *userdata) {
+        return strncmp(name, ".partial-", 9) == 0 || strcmp(name, ".latest.tmp") == 0;
+}
+
+int store_remove_leftovers(int store, FILE *log) {
+        int r;
+
+        r = store_lock(store, false);
+        if (r == -EBUSY)
+                return 0;       /* a snapshot is being made: not leftovers */
+        if (r < 0)
+                return r;
+        return rm_leftovers(store, is_store_leftover, NULL, log);
+}
+
+static int facts_dir(int store, bool create) {
+        int fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0 && errno == ENOENT && create) {
+                if (mkdirat(store, ".facts", 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        return fd < 0 ? -errno : fd;
+}
+
+int store_write_facts(int store, const char *name, const SnapshotFacts *f) {
+        _cleanup_close_ int dir = facts_dir(store, true);
+        char tmp[SNAPSHOT_NAME_MAX + 8];
+        FILE *out;
+        int fd;
+
+        if (dir < 0)
+                return dir;
+        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        out = fdopen(fd, "w");
+        if (!out) {
+                safe_close(fd);
+                return -errno;
+        }
+        fprintf(out, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
+                "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
+                "\nexcluded=%" PRIu64 "\nerrors=%u\n",
+                (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
+                f->hardlinks, f->bytes, f->vanished, f->excluded, f->errors);
+        if (fflush(out) != 0 || fsync(fileno(out)) < 0) {
+                fclose(out);
+                return -EIO;
+        }
+        fclose(out);
+        return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
+}
+
+int store_read_facts(int store, const char *name, SnapshotFacts *f) {
+        _cleanup_close_ int dir = facts_dir(store, false);
+        char key[32];
+        unsigned long long v;
+        FILE *in;
+        int fd;
+
+        if (dir < 0)
+                return dir;
+        fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        in = fdopen(fd, "r");
+        if (!in) {
+                safe_close(fd);
+                return -errno;
+        }
+        *f = (SnapshotFacts) {};
+        while (fscanf(in, "%31[a-z]=%llu\n", key, &v) == 2) {
+                if (!strcmp(key, "start")) f->start = (time_t) v;
+                else if (!strcmp(key, "end")) f->end = (time_t) v;
+                else if (!strcmp(key, "files")) f->files = v;
+                else if (!strcmp(key, "dirs")) f->dirs = v;
+                else if (!strcmp(key, "symlinks")) f->symlinks = v;
+                else if (!strcmp(key, "specials")) f->specials = v;
+                else if (!strcmp(key, "hardlinks")) f->hardlinks = v;
+                else if (!strcmp(key, "bytes")) f->bytes = v;
+                else if (!strcmp(key, "vanished")) f->vanished = v;
+                else if (!strcmp(key, "excluded")) f->excluded = v;
+                else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
+        }
+        fclose(in);
+        return 0;
+}
+
+int store_set_latest(int store, const char *name) {
+        (void) unlinkat(store, ".latest.tmp", 0);
+        if (symlinkat(name, store, ".latest.tmp") < 0)
+                return -errno;
+        if (renameat(store, ".latest.tmp", store, "latest") < 0)
+                return -errno;
+        return 0;
+}
+
+int store_remove_snapshot(int store, const char *name) {
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        r = rm_rf_at(store, name);
+        if (r < 0)
+                return r;
+        dir = facts_dir(store, false);
+        if (dir >= 0)
+                (void) unlinkat(dir, name, 0);
+        return 0;
+}

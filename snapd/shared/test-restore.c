@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Restore and tree comparison, with the clone step replaced by a copying
+ * test double (the host has no reflinks): single files, subtrees, the
+ * whole tree, --delete, --dry-run, another target, hard links, the store
+ * inside the tree, and a live directory swapped for a symbolic link.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "path-util.h"
+#include "restore.h"
+#include "clone-double.h"
+#include "tests.h"
+#include "tree-diff.h"
+
+static char base[] = "/var/tmp/refsnap-test-restore.XXXXXX";
+
+static void sh(const char *cmd) {
+        char full[PATH_MAX * 2];
+
+        snprintf(full, sizeof(full), "cd '%s' && %s", base, cmd);
+        if (system(full) != 0) {
+                fprintf(stderr, "failed: %s\n", cmd);
+                exit(2);
+        }
+}
+
+static bool sh_ok(const char *cmd) {
+        char full[PATH_MAX * 2];
+
+        snprintf(full, sizeof(full), "cd '%s' && %s", base, cmd);
+        return system(full) == 0;
+}
+
+static int dir(const char *rel) {
+        char p[PATH_MAX];
+
+        snprintf(p, sizeof(p), "%s/%s", base, rel);
+        return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int count(DiffKind kind, const char *path, const struct stat *a, const struct stat *b, void *userdata) {
+        (*(int *) userdata)++;
+        fprintf(stderr, "# differs: %c %s\n", diff_mark(kind), path);
+        return 0;
+}
+
+/* How many entries differ between base/a and base/b. */
+static int differences(const char *a, const char *b, const char *skip) {
+        _cleanup_close_ int fa = dir(a), fb = dir(b);
+        int n = 0;
+        TreeDiff d = { .fn = count, .userdata = &n, .report_dirs = true,
+                       .skip_prefix = RESTORE_STAGING_PREFIX };
+        struct stat st;
+        char p[PATH_MAX];
+
+        if (skip) {
+                snprintf(p, sizeof(p), "%s/%s", base, skip);
+                if (stat(p, &st) == 0) {
+                        d.skip = file_id(&st);
+                }
+        }
+        if (fa < 0 || fb < 0 || tree_diff(&d, fa, fb, NULL, "") < 0)
+                return -1;
+        return n;
+}
+
+static int restore(const char *snap, const char *live, const char *path, bool delete, bool dry_run,
+                   char **out) {
+        _cleanup_close_ int s = dir(snap), l = dir(live);
+        size_t size = 0;
+        Restore o = { .delete = delete, .dry_run = dry_run, .log = stderr, .ops = &clone_double_ops };
+        struct stat st;
+        char p[PATH_MAX];
+        int r;
+
+        snprintf(p, sizeof(p), "%s/live/.store", base);
+        if (stat(p, &st) == 0) {
+                o.skip = file_id(&st);
+        }
+        o.out = open_memstream(out, &size);
+        if (s < 0 || l < 0 || !o.out)
+                return -EBADF;
+        r = restore_run(&o, s, l, path);
+        fclose(o.out);
+        return r;
+}
+
+int main(void) {
+        _cleanup_free_ char *norm = NULL;
+        char *out = NULL;
+        char *o2 = NULL;
+
+        if (!mkdtemp(base))
+                return 2;
+
+        /* Normalizing. */
+        CHECK(path_normalize_relative("a//b/./c/", &norm) == 0);
+        CHECK_STREQ(norm, "a/b/c");
+        free(norm);
+        CHECK(path_normalize_relative("/./", &norm) == 0);
+        CHECK_STREQ(norm, "");
+        free(norm);
+        norm = NULL;
+        CHECK(path_normalize_relative("../x", &norm) == -EINVAL);
+        CHECK(path_normalize_relative("a/../b", &norm) == -EINVAL);
+        CHECK(path_normalize_relative("a/..", &norm) == -EINVAL);
+        CHECK(path_normalize_relative("a/..b", &norm) == 0);
+        CHECK_STREQ(norm, "a/..b");
+
+        /* A live tree and its snapshot (made with the same engine). */
+        sh("mkdir -p live/a/b live/.store outside && echo one > live/a/f1 && echo two > live/a/b/f2 && "
+           "echo three > live/f3 && echo hl > live/h1 && ln live/h1 live/a/h2 && ln -s f3 live/sym && "
+           "chmod 0750 live/a && echo secret > outside/f1 && mkdir -p snap && "
+           "touch -d '2020-01-01 00:00' live/f3 live/a/b");
+        {
+                _cleanup_close_ int l = dir("live"), s = dir("snap");
+                Mirror w = { .ops = &clone_double_ops, .log = stderr };
+                struct stat st;
+
+                CHECK(fstatat(l, ".store", &st, 0) == 0);
+                w.skip = file_id(&st);
+                CHECK(mirror_tree(&w, l, s) == 0);
+        }
+        CHECK(differences("snap", "live", "live/.store") == 0);
+
+        /* Changes in the live tree. */
+        sh("echo THREE > live/f3 && rm live/a/b/f2 && echo new > live/n && chmod 0700 live/a && "
+           "rm live/a/h2 && echo other > live/a/h2");
+        CHECK(differences("snap", "live", "live/.store") == 5);
+
+        /* A dry run lists what would change and changes nothing. */
+        CHECK(restore("snap", "live", "", false, true, &out) == 0);
+        fprintf(stderr, "# dry run:\n%s", out);
+        CHECK(strstr(out, "~ f3\n") && strstr(out, "+ a/b/f2\n") && strstr(out, "~ a/\n") &&
+              strstr(out, "~ a/h2\n"));
+        CHECK(!strstr(out, "- n"));
+        free(out);
+        CHECK(restore("snap", "live", "", true, true, &out) == 0);
+        CHECK(strstr(out, "- n\n") != NULL);
+        CHECK(!strstr(out, ".store"));
+        free(out);
+        out = NULL;
+        CHECK(sh_ok("grep -qx THREE live/f3 && test -e live/n && test ! -e live/a/b/f2"));
+
+        /* One file. */
+        CHECK(restore("snap", "live", "a/b/f2", false, false, &out) == 0);
+        CHECK(sh_ok("grep -qx two live/a/b/f2 && grep -qx THREE live/f3"));
+        free(out);
+        /* Not in the snapshot. */
+        CHECK(restore("snap", "live", "nope", false, false, &out) == -ENOENT);
+        free(out);
+
+        /* The whole tree, without --delete: what is new stays. */
+        CHECK(restore("snap", "live", "", false, false, &out) == 0);
+        free(out);
+        CHECK(sh_ok("grep -qx three live/f3 && test -e live/n && test \"$(stat -c %a live/a)\" = 750"));
+        CHECK(sh_ok("test \"$(stat -c %i live/h1)\" = \"$(stat -c %i live/a/h2)\""));
+        CHECK(differences("snap", "live", "live/.store") == 1);
+        /* With --delete: the same as the snapshot; the store stays. */
+        CHECK(restore("snap", "live", "", true, false, &out) == 0);
+        free(out);
+        CHECK(differences("snap", "live", "live/.store") == 0);
+        CHECK(sh_ok("test -d live/.store && test ! -e live/n"));
+        CHECK(sh_ok("! ls -A live | grep -q refsnap-restore"));
+
+        /* A directory swapped for a symbolic link to somewhere else. */
+        sh("rm -rf live/a && ln -s ../outside live/a");
+        CHECK(restore("snap", "live", "a/b/f2", false, false, &out) == -ENOTDIR);
+        free(out);
+        CHECK(sh_ok("test ! -e outside/b && grep -qx secret outside/f1 && test \"$(ls outside)\" = f1"));
+        CHECK(restore("snap", "live", "a", false, false, &out) == 0);
+        free(out);
+        CHECK(sh_ok("test -d live/a -a ! -L live/a && grep -qx one live/a/f1 && grep -qx two live/a/b/f2"));
+        CHECK(sh_ok("grep -qx secret outside/f1 && test \"$(ls outside)\" = f1"));
+        CHECK(differences("snap", "live", "live/.store") == 0);
+
+        /* Somewhere else (--to): a new directory becomes the snapshot. */
+        sh("mkdir to");
+        CHECK(restore("snap", "to", "", false, false, &o2) == 0);
+        free(o2);
+        CHECK(differences("snap", "to", NULL) == 0);
+        CHECK(sh_ok("test \"$(stat -c %.9Y:%a to)\" = \"$(stat -c %.9Y:%a snap)\""));
+        CHECK(sh_ok("test \"$(stat -c %i to/h1)\" = \"$(stat -c %i to/a/h2)\""));
+        /* A subtree into another target makes its parents. */
+        sh("mkdir to2");
+        CHECK(restore("snap", "to2", "a/b", false, false, &o2) == 0);
+        free(o2);
+        CHECK(sh_ok("grep -qx two to2/a/b/f2 && test \"$(stat -c %a to2/a)\" = 750 && test ! -e to2/f3"));
+        /* A leftover staging directory goes at the next restore. */
+        sh("mkdir live/.refsnap-restore.99999 && touch live/.refsnap-restore.99999/x");
+        CHECK(restore("snap", "live", "f3", false, false, &o2) == 0);
+        free(o2);
+        CHECK(sh_ok("! ls -A live | grep -q refsnap-restore"));
+
+        {
+                char cmd[PATH_MAX];
+
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+                if (system(cmd) != 0)
+                        return 2;
+        }
+        return tests_end();
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Snapshots into a store and pruning, with the clone step replaced by a
+ * copying test double (the host has no reflinks).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "copy-meta.h"
+#include "macro.h"
+#include "prune.h"
+#include "snapshot.h"
+#include "clone-double.h"
+#include "strv.h"
+#include "tests.h"
+
+static int failing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
+        /* The third file hits a full disk. */
+        return ++*(int *) userdata >= 3 ? -ENOSPC : clone_double(src_dir, name, dst_dir, NULL);
+}
+
+/* Run the shell command fmt with each "%s" replaced by base. */
+static void sh(const char *fmt, const char *base) {
+        char cmd[PATH_MAX * 4];
+        size_t len = 0;
+
+        for (const char *p = fmt; *p && len < sizeof(cmd) - PATH_MAX; p++) {
+                if (p[0] == '%' && p[1] == 's') {
+                        len += snprintf(cmd + len, sizeof(cmd) - len, "%s", base);
+                        p++;
+                } else
+                        cmd[len++] = *p;
+        }
+        cmd[len] = '\0';
+        if (system(cmd) != 0) {
+                fprintf(stderr, "failed: %s\n", cmd);
+                exit(2);
+        }
+}
+
+static bool exists(const char *dir, const char *name) {
+        char p[PATH_MAX * 2];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/%s", dir, name);
+        return lstat(p, &st) == 0;
+}
+
+static size_t count_snapshots(const char *store) {
+        _cleanup_close_ int fd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char **names = NULL;
+        size_t n = 0;
+
+        if (fd < 0 || store_list(fd, &names, &n) < 0)
+                return (size_t) -1;
+        strv_free(names);
+        return n;
+}
+
+int main(void) {
+        char base[] = "/var/tmp/refsnap-test-snapshot.XXXXXX";
+        char src[PATH_MAX], store[PATH_MAX + 16], name[SNAPSHOT_NAME_MAX], name2[SNAPSHOT_NAME_MAX];
+        char link[64];
+        SnapshotFacts f, g;
+        Job job = {};
+        time_t t;
+        int r;
+
+        if (!mkdtemp(base))
+                return 2;
+        snprintf(src, sizeof(src), "%s/src", base);
+        snprintf(store, sizeof(store), "%s/.refsnap/job", base);
+        sh("mkdir -p '%s/src/a/b' && echo one > '%s/src/a/f1' && echo two > '%s/src/a/b/f2' && "
+           "echo three > '%s/src/f3'", base);
+        job = (Job) { .name = "job", .source = src, .store = store };
+
+        /* Names. */
+        CHECK(snapshot_name_valid("2026-12-03T07:00:00Z"));
+        CHECK(snapshot_name_valid("2026-12-03T07:00:00Z-01"));
+        CHECK(!snapshot_name_valid("2026-12-03T07:00:00"));
+        CHECK(!snapshot_name_valid("2026-12-03T07:00:00Z-1"));
+        CHECK(!snapshot_name_valid("latest"));
+        CHECK(!snapshot_name_valid(".partial-2026-12-03T07:00:00Z"));
+        CHECK(snapshot_name_time("2026-12-03T07:00:00Z", &t) == 0 && t == 1796281200);
+        snapshot_name_format(1796281200, 0, name);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z");
+        snapshot_name_format(1796281200, 2, name);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z-02");
+
+        /* A snapshot: complete, named, latest, facts, the store 0700. */
+        r = snapshot_take(&job, &clone_double_ops, NULL, stderr, name, &f);
+        CHECK(r == 0);
+        CHECK(snapshot_name_valid(name));
+        CHECK(exists(store, name));
+        {
+                char p[PATH_MAX * 2];
+                struct stat st;
+                ssize_t n;
+
+                n = readlinkat(AT_FDCWD, (snprintf(p, sizeof(p), "%s/latest", store), p), link, sizeof(link) - 1);
+                CHECK(n > 0 && (link[n] = '\0', strcmp(link, name) == 0));
+                CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0700);
+                snprintf(p, sizeof(p), "%s/%s/a/b/f2", store, name);
+                CHECK(stat(p, &st) == 0 && st.st_size == 4);
+        }
+        CHECK(f.files == 3 && f.dirs == 2);
+        {
+                _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                CHECK(store_read_facts(s, name, &g) == 0);
+                CHECK(g.files == 3 && g.dirs == 2 && g.start == f.start && g.end == f.end && g.bytes == 14);
+        }
+
+        /* The same second again: a suffix. */
+        {
+                time_t now = time(NULL);
+                char n0[SNAPSHOT_NAME_MAX], n1[SNAPSHOT_NAME_MAX];
+
+                for (int i = 0; i < 3; i++) {
+                        char p[PATH_MAX * 2];
+
+                        snapshot_name_format(now + i, 0, n0);
+                        snprintf(p, sizeof(p), "%s/%s", store, n0);
+                        mkdir(p, 0700);
+                }
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, name2, &f) == 0);
+                snapshot_name_format(now, 1, n0);
+                snapshot_name_format(now + 1, 1, n1);
+                CHECK(strcmp(name2, n0) == 0 || strcmp(name2, n1) == 0);
+        }
+
+        /* A failure mid-way leaves no partial tree and no new snapshot. */
+        {
+                size_t before = count_snapshots(store);
+                int calls = 0;
+                MirrorOps ops = { .clone = failing_clone, .userdata = &calls };
+                char *msg = NULL;
+                size_t size = 0;
+                FILE *log = open_memstream(&msg, &size);
+
+                CHECK(snapshot_take(&job, &ops, NULL, log, name2, &f) == -ENOSPC);
+                fclose(log);
+                CHECK(msg && strstr(msg, "No space left on device"));
+                free(msg);
+                CHECK(count_snapshots(store) == before);
+                sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
+        }
+
+        /* Cancelled: the same. */
+        {
+                volatile sig_atomic_t cancel = 1;
+                size_t before = count_snapshots(store);
+
+                CHECK(snapshot_take(&job, &clone_double_ops, &cancel, stderr, name2, &f) == -ECANCELED);
+                CHECK(count_snapshots(store) == before);
+                sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
+        }
+
+        /* Leftovers of an interrupted run go at start; nothing else does. */
+        sh("mkdir -p '%s/.refsnap/job/.partial-2026-01-01T00:00:00Z/x' && "
+           "touch '%s/.refsnap/job/.partial-2026-01-01T00:00:00Z/x/f' '%s/.refsnap/job/notes'", base);
+        {
+                _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                CHECK(store_remove_leftovers(s, NULL) == 0);
+                CHECK(!exists(store, ".partial-2026-01-01T00:00:00Z"));
+                CHECK(exists(store, "notes"));
+                CHECK(exists(store, name));
+        }
+
+        /* One snapshot of a store at a time; a locked store has no leftovers. */
+        {
+                _cleanup_close_ int holder = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int other = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                size_t before = count_snapshots(store);
+                char *msg = NULL;
+                size_t size = 0;
+                FILE *log = open_memstream(&msg, &size);
+
+                sh("mkdir '%s/.refsnap/job/.partial-2026-01-02T00:00:00Z'", base);
+                CHECK(store_lock(holder, false) == 0);
+                CHECK(store_lock(other, false) == -EBUSY);
+                CHECK(store_remove_leftovers(other, NULL) == 0);
+                CHECK(exists(store, ".partial-2026-01-02T00:00:00Z"));
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, log, name2, &f) == -EBUSY);
+                fclose(log);
+                CHECK(msg && strstr(msg, "another snapshot or prune of this job is running"));
+                free(msg);
+                CHECK(count_snapshots(store) == before);
+                holder = safe_close(holder);
+                /* Free again: the next snapshot clears the leftover first. */
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(!exists(store, ".partial-2026-01-02T00:00:00Z"));
+        }
+
+        /* Pruning: by the retention rules, only its own snapshots. */
+        sh("cd '%s/.refsnap/job' && rm -rf 20* && "
+           "mkdir 2026-12-03T07:00:00Z 2026-12-03T07:30:00Z 2026-12-03T08:00:00Z 2026-12-03T08:40:00Z && "
+           "mkdir -p outside/keep && touch outside/keep/f && ln -s outside/keep 2026-12-03T06:00:00Z && "
+           "mkdir 2026-12-03T05:00:00Z && ln -s ../outside/keep 2026-12-03T05:00:00Z/escape", base);
+        job.retention = (RetentionPolicy) { .hourly = 2 };
+        snapshot_name_time("2026-12-03T09:00:00Z", &t);
+        {
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o = open_memstream(&out, &size);
+
+                r = snapshot_prune(&job, t, true, o);
+                fclose(o);
+                /* hourly=2 at 09:00: 08:00 and 07:00 (the oldest of hours 8 and 7), 08:40 newest */
+                CHECK(r == 2);
+                CHECK(out && strstr(out, "remove 2026-12-03T07:30:00Z") &&
+                      strstr(out, "remove 2026-12-03T05:00:00Z") &&
+                      strstr(out, "keep   2026-12-03T07:00:00Z  (hourly)") &&
+                      strstr(out, "keep   2026-12-03T08:00:00Z  (hourly)") &&
+                      strstr(out, "keep   2026-12-03T08:40:00Z  (newest)"));
+                free(out);
+                CHECK(exists(store, "2026-12-03T07:30:00Z"));   /* dry run */
+        }
+        CHECK(snapshot_prune(&job, t, false, NULL) == 2);
+        CHECK(!exists(store, "2026-12-03T07:30:00Z"));
+        CHECK(!exists(store, "2026-12-03T05:00:00Z"));
+        CHECK(exists(store, "2026-12-03T07:00:00Z"));
+        CHECK(exists(store, "2026-12-03T08:00:00Z"));
+        CHECK(exists(store, "2026-12-03T06:00:00Z"));           /* a symlink: not a snapshot */
+        CHECK(exists(store, "outside/keep/f"));                 /* never followed */
+        CHECK(exists(store, "notes"));
+
+        sh("rm -rf '%s'", base);
+        return tests_end();
+}
