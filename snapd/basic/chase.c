@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "dirent-util.h"
 #include "macro.h"
 #include "path-util.h"
 
 static int open_beneath(int dir_fd, const char *path, ChaseFlags flags) {
         struct open_how how = {
-                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                /* No O_NOFOLLOW: RESOLVE_NO_SYMLINKS refuses a link with -ELOOP. */
+                .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
         };
         int fd;
@@ -45,6 +47,8 @@ static bool unsafe(const struct stat *d, int dir_fd, const char *name) {
 static int start_fd(int dir_fd, const char *path) {
         if (path[0] == '/')
                 return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd == AT_FDCWD)
+                return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
 }
 
@@ -67,13 +71,15 @@ int chase_dir(int dir_fd, const char *path, Chase *c) {
         if (!*p)
                 return TAKE_FD(fd);
 
-        /* Nothing to do on the way: one call resolves all of it. */
+        /*
+         * Nothing to do on the way: one call resolves all of it.  When it
+         * fails, the walk below finds which component did.
+         */
         if (!(c->flags & (CHASE_MKDIR | CHASE_SAFE))) {
                 int r = open_beneath(fd, p, c->flags);
 
-                if (r < 0)
-                        c->failed_len = strlen(path);
-                return r;
+                if (r >= 0 || r == -ENOMEM)
+                        return r;
         }
 
         while (*p) {
@@ -136,6 +142,8 @@ int chase_parent(int dir_fd, const char *path, Chase *c, const char **ret_base) 
         r = path_split(path, &dir, &base);
         if (r < 0)
                 return r;
+        if (dot_or_dot_dot(base))
+                return -EINVAL;
         r = chase_dir(dir_fd, *dir ? dir : (path[0] == '/' ? "/" : ""), c);
         if (r >= 0)
                 *ret_base = base;

@@ -24,6 +24,13 @@ static inline void freep(void *p)
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* free() that returns NULL, for p = mfree(p). */
+static inline void *mfree(void *p)
+{
+        free(p);
+        return NULL;
+}
+
 /* Closes a descriptor and returns -EBADF, keeping errno. */
 static inline int safe_close(int fd)
 {

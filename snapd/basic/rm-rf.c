@@ -17,7 +17,7 @@
 #include "strv.h"
 
 int rm_rf_at(int dir_fd, const char *name) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF, parent = -EBADF;
         struct statx x;
         struct stat top, st;
         uint64_t mnt;
@@ -25,6 +25,17 @@ int rm_rf_at(int dir_fd, const char *name) {
         DIR *d;
         int r = 0;
 
+        /* A path: its directories resolved as every other, never through a link. */
+        if (strchr(name, '/')) {
+                parent = chase_parent(dir_fd, name, &(Chase) { .flags = CHASE_NO_XDEV }, &name);
+                if (parent == -ENOENT)
+                        return 0;
+                if (parent < 0)
+                        return parent;
+                dir_fd = parent;
+        }
+        if (dot_or_dot_dot(name))
+                return -EINVAL;
         if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
                   STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -49,21 +60,19 @@ int rm_rf_at(int dir_fd, const char *name) {
         if (!d)
                 return -errno;
         while ((de = readdir(d))) {
-                uint64_t child_mnt;
-                struct stat cs;
+                struct statx cx;
                 int k;
 
                 if (dot_or_dot_dot(de->d_name))
                         continue;
-                if (fstatat(fd, de->d_name, &cs, AT_SYMLINK_NOFOLLOW) < 0)
+                if (statx(fd, de->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                          STATX_TYPE | STATX_MNT_ID, &cx) < 0)
                         continue;
-                if (S_ISDIR(cs.st_mode)) {
-                        k = mount_id_at(fd, de->d_name, &child_mnt);
-                        if (k == 0 && child_mnt != mnt)
-                                k = -EXDEV;     /* a mount inside: not ours */
-                        if (k == 0)
-                                k = rm_rf_at(fd, de->d_name);
-                } else
+                if (cx.stx_mnt_id != mnt)
+                        k = -EXDEV;     /* a mount inside (a directory or a file): not ours */
+                else if (S_ISDIR(cx.stx_mode))
+                        k = rm_rf_at(fd, de->d_name);
+                else
                         k = unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
                 if (k < 0 && r == 0)
                         r = k;
@@ -87,9 +96,10 @@ int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdat
                 if (!is_leftover(names[i], userdata))
                         continue;
                 k = rm_rf_at(dir_fd, names[i]);
-                if (log)
-                        fprintf(log, "removed leftover %s%s%s\n", names[i], k < 0 ? ": " : "",
-                                k < 0 ? strerror(-k) : "");
+                if (log && k < 0)
+                        fprintf(log, "cannot remove leftover %s: %s\n", names[i], strerror(-k));
+                else if (log)
+                        fprintf(log, "removed leftover %s\n", names[i]);
                 if (k < 0 && r == 0)
                         r = k;
         }

@@ -10,14 +10,15 @@
  * mountpoint-util.h).  A mount inside is left with the directories that
  * hold it, and -EXDEV returned after removing everything else; a
  * directory swapped for another while it is being removed is left too
- * (-ESTALE).  A name already gone is 0.
+ * (-ESTALE).  A name already gone is 0.  name may be a relative
+ * path: its directories are opened with chase_dir().
  */
 int rm_rf_at(int dir_fd, const char *name);
 
 /*
  * Remove the entries of dir_fd for which is_leftover(name) says so, with
  * rm_rf_at(), each described on log when not NULL ("removed leftover
- * NAME").  Returns 0 or the first -errno, after trying every entry.
+ * NAME", or "cannot remove leftover NAME: ERROR").  Returns 0 or the first -errno, after trying every entry.
  */
 int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
                  FILE *log);
