@@ -8,13 +8,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "refsnapd-bus.h"
-#include "log.h"
+#include <systemd/sd-bus.h>
+
+#include "bus-names.h"
 #include "macro.h"
 #include "prune.h"
-#include "snapshot.h"
+#include "refsnapd-bus.h"
 #include "store.h"
 #include "strv.h"
+
+/* A Snapshot() call, answered when the worker of its job ends. */
+typedef struct Waiting {
+        JobState *js;
+        sd_bus_message *call;
+} Waiting;
+
+struct Bus {
+        Manager *manager;
+        sd_bus *bus;
+        Waiting *waiting;
+        size_t n_waiting;
+};
 
 static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
         JobState *js = manager_find_job(m, name);
@@ -26,7 +40,8 @@ static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error
 
 static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
+        Bus *b = userdata;
+        Manager *m = b->manager;
         int r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
@@ -52,7 +67,8 @@ static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *e
 static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_close_ int store = -EBADF;
-        Manager *m = userdata;
+        Bus *b = userdata;
+        Manager *m = b->manager;
         const char *name;
         char **names = NULL;
         size_t n = 0;
@@ -87,8 +103,9 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        sd_bus_message **w;
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        Waiting *w;
         const char *name;
         JobState *js;
         int r;
@@ -101,17 +118,17 @@ static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 return -ENOENT;
         if (m->stopping)
                 return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
-        w = realloc(js->waiting, (js->n_waiting + 1) * sizeof(*w));
+        w = realloc(b->waiting, (b->n_waiting + 1) * sizeof(*w));
         if (!w)
                 return -ENOMEM;
-        js->waiting = w;
+        b->waiting = w;
         r = manager_snapshot_now(js);
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, BUS_ERROR_BUSY, "A snapshot of %s is running", name);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot start a snapshot of %s: %m", name);
         /* Answered when the snapshot ends. */
-        js->waiting[js->n_waiting++] = sd_bus_message_ref(msg);
+        b->waiting[b->n_waiting++] = (Waiting) { .js = js, .call = sd_bus_message_ref(msg) };
         return 1;
 }
 
@@ -151,7 +168,8 @@ static int on_prune_exit(sd_event_source *s, const siginfo_t *si, void *userdata
 
 /* Prune in a child: removing big trees must not stall the loop or the watchdog. */
 static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Bus *b = userdata;
+        Manager *m = b->manager;
         PruneTask *t;
         const char *name;
         JobState *js;
@@ -197,7 +215,8 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
 }
 
 static int method_get_status(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Bus *b = userdata;
+        Manager *m = b->manager;
 
         return sd_bus_reply_method_return(msg, "sss", PROJECT_VERSION, m->stopping ? "stopping" : "running",
                                           m->status ? m->status : "");
@@ -222,39 +241,94 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-int bus_setup(Manager *m) {
+/* Answer the calls waiting for js's worker, ok or with error. */
+static void answer_waiting(Bus *b, JobState *js, bool ok, const char *snapshot, const char *error,
+                           const char *why) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < b->n_waiting; i++) {
+                Waiting *w = &b->waiting[i];
+
+                if (w->js != js) {
+                        b->waiting[k++] = *w;
+                        continue;
+                }
+                if (ok)
+                        (void) sd_bus_reply_method_return(w->call, "s", snapshot);
+                else
+                        (void) sd_bus_reply_method_errorf(w->call, error, "%s", why);
+                sd_bus_message_unref(w->call);
+        }
+        b->n_waiting = k;
+}
+
+static void on_started(JobState *js, void *userdata) {
+        Bus *b = userdata;
+
+        (void) sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "SnapshotStarted", "s", js->name);
+}
+
+static void on_finished(JobState *js, bool ok, const char *snapshot, void *userdata) {
+        _cleanup_free_ char *why = NULL;
+        Bus *b = userdata;
+
+        if (asprintf(&why, "Snapshot of %s %s", js->name, js->result) < 0)
+                why = NULL;
+        answer_waiting(b, js, ok, snapshot, b->manager->stopping ? BUS_ERROR_STOPPING : BUS_ERROR_FAILED,
+                       why ? why : "Snapshot failed");
+        (void) sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "SnapshotFinished", "ssbs", js->name,
+                                  ok ? snapshot : "", ok, js->result);
+}
+
+static void on_dropped(JobState *js, void *userdata) {
+        _cleanup_free_ char *why = NULL;
+        Bus *b = userdata;
+
+        if (asprintf(&why, "The job %s went away", js->name) < 0)
+                why = NULL;
+        answer_waiting(b, js, false, NULL, BUS_ERROR_STOPPING, why ? why : "The job went away");
+}
+
+int bus_new(Manager *m, Bus **ret) {
+        Bus *b;
         int r;
 
-        r = sd_bus_open_system(&m->bus);
-        if (r < 0)
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->manager = m;
+        r = sd_bus_open_system(&b->bus);
+        if (r >= 0)
+                r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
+        if (r >= 0)
+                r = sd_bus_request_name(b->bus, BUS_NAME, 0);
+        if (r >= 0)
+                r = sd_bus_attach_event(b->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                bus_free(b);
                 return r;
-        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
-        if (r >= 0)
-                r = sd_bus_request_name(m->bus, BUS_NAME, 0);
-        if (r >= 0)
-                r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                m->bus = sd_bus_flush_close_unref(m->bus);
-        return r;
-}
-
-void bus_emit_started(Manager *m, JobState *js) {
-        if (m->bus)
-                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_INTERFACE, "SnapshotStarted", "s", js->name);
-}
-
-void bus_snapshot_finished(Manager *m, JobState *js, bool ok, const char *snapshot) {
-        for (size_t i = 0; i < js->n_waiting; i++) {
-                if (ok)
-                        (void) sd_bus_reply_method_return(js->waiting[i], "s", snapshot);
-                else
-                        (void) sd_bus_reply_method_errorf(js->waiting[i],
-                                                          m->stopping ? BUS_ERROR_STOPPING : BUS_ERROR_FAILED,
-                                                          "Snapshot of %s %s", js->name, js->result);
-                sd_bus_message_unref(js->waiting[i]);
         }
-        js->n_waiting = 0;
-        if (m->bus)
-                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_INTERFACE, "SnapshotFinished", "ssbs",
-                                          js->name, ok ? snapshot : "", ok, js->result);
+        m->listener = (ManagerListener) {
+                .started = on_started,
+                .finished = on_finished,
+                .dropped = on_dropped,
+                .userdata = b,
+        };
+        *ret = b;
+        return 0;
+}
+
+Bus *bus_free(Bus *b) {
+        if (!b)
+                return NULL;
+        if (b->manager->listener.userdata == b)
+                b->manager->listener = (ManagerListener) {};
+        for (size_t i = 0; i < b->n_waiting; i++) {
+                (void) sd_bus_reply_method_errorf(b->waiting[i].call, BUS_ERROR_STOPPING, "refsnapd is stopping");
+                sd_bus_message_unref(b->waiting[i].call);
+        }
+        free(b->waiting);
+        sd_bus_flush_close_unref(b->bus);
+        free(b);
+        return NULL;
 }

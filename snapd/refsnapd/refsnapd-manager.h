@@ -3,13 +3,17 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
 #include "refsnapd-watch.h"
+#include "timespan.h"
 
-/* refsnapd's state: the jobs, their timers and snapshot processes. */
+/*
+ * refsnapd's state: the jobs, their timers and snapshot workers, the
+ * change watch, the signals.  The manager knows nothing of D-Bus: it
+ * tells whoever listens (refsnapd-bus.c) through ManagerListener.
+ */
 
 typedef struct Manager Manager;
 
@@ -24,23 +28,47 @@ typedef struct JobState {
         char result[128];
         pid_t child;
         sd_event_source *timer, *child_source;
-        sd_bus_message **waiting;       /* Snapshot() calls answered when the child ends */
-        size_t n_waiting;
 } JobState;
 
+typedef struct ManagerListener {
+        /* A snapshot worker of js started. */
+        void (*started)(JobState *js, void *userdata);
+        /* It ended: ok, with the new snapshot's name, or not (js->result says how). */
+        void (*finished)(JobState *js, bool ok, const char *snapshot, void *userdata);
+        /* js is about to be freed (its job was dropped, or the daemon stops). */
+        void (*dropped)(JobState *js, void *userdata);
+        void *userdata;
+} ManagerListener;
+
 struct Manager {
+        const char *config_path, *dropins;
         sd_event *event;
         Config *config;
         JobState **jobs;
         size_t n_jobs;
         Watch *watch;
         sd_event_source *watch_source, *kill_timer;
-        sd_bus *bus;
+        ManagerListener listener;
         char *status;           /* the last STATUS= line */
         bool stopping;
 };
 
+/* Load and check the configuration; every error is logged.  */
+int manager_load_config(const char *path, const char *dropins, Config **ret);
+
+/*
+ * Set up m (config_path and dropins given): load the configuration, the
+ * event loop with its signals, the watch.  The jobs start with
+ * manager_start(), once a listener is set.
+ */
+int manager_init(Manager *m);
+
+/* Take up the configured jobs, then tell systemd we are ready. */
+int manager_start(Manager *m);
+
+void manager_done(Manager *m);
+
 JobState *manager_find_job(Manager *m, const char *name);
 
-/* Start a snapshot of js now, in a child process.  -EBUSY: one is running. */
+/* Start a snapshot of js now, in a worker process.  -EBUSY: one is running. */
 int manager_snapshot_now(JobState *js);

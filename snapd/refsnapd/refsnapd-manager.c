@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "exit-status.h"
+#include "log.h"
+#include "macro.h"
+#include "path-util.h"
+#include "refsnapd-manager.h"
+#include "refsnapd-worker.h"
+#include "schedule.h"
+#include "store.h"
+#include "strv.h"
+#include "time-util.h"
+
+#define EMIT(m, event, ...)                                                     \
+        do {                                                                    \
+                if ((m)->listener.event)                                        \
+                        (m)->listener.event(__VA_ARGS__, (m)->listener.userdata); \
+        } while (0)
+
+static void manager_update_status(Manager *m) {
+        _cleanup_free_ char *status = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&status, &size);
+
+        if (!f)
+                return;
+        if (m->stopping)
+                fputs("stopping", f);
+        for (size_t i = 0; !m->stopping && i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+                char a[TIMESTAMP_MAX], b[TIMESTAMP_MAX];
+
+                fprintf(f, "%s%s: last %s (%s), next %s", i ? "; " : "", js->name,
+                        format_usec_utc(js->last, TIMESTAMP_LOG, "never", a, sizeof(a)),
+                        js->result[0] ? js->result : "-",
+                        js->child ? "running" : format_usec_utc(js->next, TIMESTAMP_LOG, "never", b, sizeof(b)));
+        }
+        if (!m->stopping && m->n_jobs == 0)
+                fputs("no jobs configured", f);
+        if (fclose(f) == 0) {
+                sd_notifyf(false, "STATUS=%s", status);
+                free(m->status);
+                m->status = TAKE_PTR(status);
+        }
+}
+
+/* The newest snapshot in the job's store, as the time it began; its name to name. */
+static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX]) {
+        _cleanup_close_ int store = store_open(job->store, false);
+        char **names = NULL;
+        size_t n = 0;
+        time_t t = 0;
+
+        name[0] = '\0';
+        if (store < 0 || store_list(store, &names, &n) < 0 || n == 0) {
+                strv_free(names);
+                return 0;
+        }
+        (void) snapshot_name_time(names[n - 1], &t);
+        snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
+        strv_free(names);
+        return (usec_t) t * USEC_PER_SEC;
+}
+
+static int job_schedule(JobState *js, usec_t when);
+
+/* What a worker's exit status means for its job. */
+static void job_note_exit(JobState *js, int code, int sig, char name[static SNAPSHOT_NAME_MAX]) {
+        switch (code) {
+        case EXIT_OK:
+                snprintf(js->result, sizeof(js->result), "ok");
+                if (js->job)
+                        js->last = newest_snapshot(js->job, name);
+                break;
+        case EXIT_SKIPPED:
+                snprintf(js->result, sizeof(js->result), "skipped by pre_snapshot");
+                js->changed = true;
+                break;
+        case EXIT_CANCELLED:
+                snprintf(js->result, sizeof(js->result), "cancelled");
+                js->changed = true;
+                break;
+        default:
+                snprintf(js->result, sizeof(js->result), "failed");
+                js->changed = true;
+                if (code < 0)
+                        log_job(LOG_ERR, js->name, "snapshot process killed by signal %d", sig);
+                break;
+        }
+}
+
+static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        JobState *js = userdata;
+        Manager *m = js->manager;
+        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+        char name[SNAPSHOT_NAME_MAX] = "";
+
+        js->child = 0;
+        js->child_source = sd_event_source_unref(js->child_source);
+        job_note_exit(js, code, si->si_status, name);
+        EMIT(m, finished, js, code == EXIT_OK, name);
+        if (m->stopping) {
+                /* A killed worker leaves its partial tree: remove it now. */
+                if (code < 0 && js->job) {
+                        _cleanup_close_ int store = store_open(js->job->store, false);
+
+                        if (store >= 0)
+                                (void) store_remove_leftovers(store, NULL);
+                }
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        if (m->jobs[i]->child)
+                                return 0;
+                return sd_event_exit(m->event, 0);
+        }
+        if (js->job)
+                job_schedule(js, schedule_next(js->job->interval, now_realtime()));
+        manager_update_status(m);
+        return 0;
+}
+
+static int job_start(JobState *js) {
+        Manager *m = js->manager;
+        pid_t pid;
+        int r;
+
+        js->changed = false;
+        r = worker_start(js->job, &pid);
+        if (r < 0) {
+                log_job(LOG_ERR, js->name, "cannot fork: %s", strerror(-r));
+                return r;
+        }
+        js->child = pid;
+        r = sd_event_add_child(m->event, &js->child_source, pid, WEXITED, on_worker_exit, js);
+        if (r < 0) {
+                log_job(LOG_ERR, js->name, "cannot watch child: %s", strerror(-r));
+                return r;
+        }
+        snprintf(js->result, sizeof(js->result), "running");
+        EMIT(m, started, js);
+        manager_update_status(m);
+        return 0;
+}
+
+JobState *manager_find_job(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->job && strcmp(m->jobs[i]->name, name) == 0)
+                        return m->jobs[i];
+        return NULL;
+}
+
+int manager_snapshot_now(JobState *js) {
+        if (!js->job)
+                return -ENOENT;
+        if (js->child)
+                return -EBUSY;
+        log_job(LOG_INFO, js->name, "snapshot requested over D-Bus");
+        return job_start(js);
+}
+
+static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
+        JobState *js = userdata;
+        const Job *job = js->job;
+
+        if (!job || js->manager->stopping)
+                return 0;
+        if (js->child) {
+                log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
+        } else if (job->on_change && !js->changed && js->last != 0) {
+                /* Decided without looking at the tree: the watch knows. */
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
+                        (unsigned long long) ((now_realtime() - MIN(usec, now_realtime())) / 1000));
+                snprintf(js->result, sizeof(js->result), "skipped (unchanged)");
+        } else if (job_start(js) == 0)
+                return 0;       /* rescheduled when the worker exits */
+        job_schedule(js, schedule_next(job->interval, now_realtime()));
+        manager_update_status(js->manager);
+        return 0;
+}
+
+static int job_schedule(JobState *js, usec_t when) {
+        Manager *m = js->manager;
+        int r;
+
+        js->next = when;
+        if (js->timer) {
+                r = sd_event_source_set_time(js->timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(js->timer, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(m->event, &js->timer, CLOCK_REALTIME, when, USEC_PER_SEC / 1000,
+                                      on_job_due, js);
+        if (r < 0)
+                log_job(LOG_ERR, js->name, "cannot schedule: %s", strerror(-r));
+        return r;
+}
+
+static JobState *job_state_free(JobState *js) {
+        if (!js)
+                return NULL;
+        EMIT(js->manager, dropped, js);
+        sd_event_source_disable_unref(js->timer);
+        sd_event_source_disable_unref(js->child_source);
+        free(js->name);
+        free(js);
+        return NULL;
+}
+
+static void on_changed_dir(const char *dir, pid_t pid, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+
+                if (!js->job || js->changed || pid == js->child)
+                        continue;
+                if (path_startswith(dir, js->job->source)) {
+                        js->changed = true;
+                        log_job(LOG_DEBUG, js->name, "changed: %s", dir);
+                }
+        }
+}
+
+static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        bool resolve = false;
+        int r;
+
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->job && !m->jobs[i]->changed)
+                        resolve = true;
+        r = watch_process(m->watch, resolve, on_changed_dir, m);
+        if (r > 0) {
+                log_warning("change queue overflowed: every job counts as changed");
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        m->jobs[i]->changed = true;
+        }
+        return 0;
+}
+
+/* The state of a job the daemon has not run yet: what its store says. */
+static JobState *job_state_new(Manager *m, const Job *job) {
+        _cleanup_close_ int store = -EBADF;
+        char newest[SNAPSHOT_NAME_MAX];
+        JobState *js;
+
+        js = calloc(1, sizeof(*js));
+        if (!js)
+                return NULL;
+        js->name = strdup(job->name);
+        if (!js->name) {
+                free(js);
+                return NULL;
+        }
+        js->manager = m;
+        /* A restart counts as a change: the daemon could not see. */
+        js->changed = true;
+        store = store_open(job->store, false);
+        if (store >= 0 && store_remove_leftovers(store, NULL) < 0)
+                log_job(LOG_WARNING, job->name, "cannot remove leftovers in %s", job->store);
+        js->last = newest_snapshot(job, newest);
+        return js;
+}
+
+/* The state kept for a job of the same name; with take, it leaves m->jobs. */
+static JobState *job_state_find(Manager *m, const char *name, bool take) {
+        for (size_t k = 0; k < m->n_jobs; k++)
+                if (m->jobs[k] && strcmp(m->jobs[k]->name, name) == 0) {
+                        JobState *js = m->jobs[k];
+
+                        if (take)
+                                m->jobs[k] = NULL;
+                        return js;
+                }
+        return NULL;
+}
+
+static void job_watch(JobState *js) {
+        Manager *m = js->manager;
+        int r;
+
+        if (m->watch) {
+                r = watch_add(m->watch, js->job->source);
+                if (r < 0)
+                        log_job(LOG_WARNING, js->name, "cannot watch %s (%s): every due snapshot will be taken",
+                                js->job->source, strerror(-r));
+                js->watched = r >= 0;
+        }
+        if (!js->watched)
+                js->changed = true;
+}
+
+/* Missed a due time (downtime, suspend)?  One snapshot now. */
+static void job_schedule_first(JobState *js, usec_t now) {
+        if (js->child)
+                return;
+        if (schedule_missed(js->job->interval, js->last, now))
+                job_schedule(js, now);
+        else
+                job_schedule(js, schedule_next(js->job->interval, now));
+}
+
+/* Keep watching only the filesystems the jobs are on. */
+static void manager_retain_watches(Manager *m) {
+        _cleanup_free_ const char **sources = NULL;
+
+        if (!m->watch)
+                return;
+        sources = calloc(m->n_jobs + 1, sizeof(char *));
+        if (!sources)
+                return;
+        for (size_t i = 0; i < m->n_jobs; i++)
+                sources[i] = m->jobs[i]->job->source;
+        watch_retain(m->watch, sources, m->n_jobs);
+}
+
+/* Bring the job states in line with m->config, keeping what is known. */
+static int manager_apply_config(Manager *m) {
+        JobState **jobs = calloc(m->config->n_jobs + 1, sizeof(*jobs));
+        usec_t now = now_realtime();
+
+        if (!jobs)
+                return -ENOMEM;
+        /* New jobs first: when that fails, nothing has changed yet. */
+        for (size_t i = 0; i < m->config->n_jobs; i++) {
+                const Job *job = m->config->jobs[i];
+
+                if (job_state_find(m, job->name, false))
+                        continue;
+                jobs[i] = job_state_new(m, job);
+                if (!jobs[i]) {
+                        for (size_t k = 0; k < i; k++)
+                                job_state_free(jobs[k]);
+                        free(jobs);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < m->config->n_jobs; i++) {
+                const Job *job = m->config->jobs[i];
+                JobState *js = jobs[i] ? jobs[i] : job_state_find(m, job->name, true);
+
+                js->job = job;
+                job_watch(js);
+                jobs[i] = js;
+                job_schedule_first(js, now);
+        }
+        /* Jobs no longer configured: stop their timers; a running worker is cancelled. */
+        for (size_t k = 0; k < m->n_jobs; k++)
+                if (m->jobs[k]) {
+                        if (m->jobs[k]->child)
+                                kill(m->jobs[k]->child, SIGTERM);
+                        job_state_free(m->jobs[k]);
+                }
+        free(m->jobs);
+        m->jobs = jobs;
+        m->n_jobs = m->config->n_jobs;
+        manager_retain_watches(m);
+        return 0;
+}
+
+static void log_errors(int level, const char *errors) {
+        _cleanup_free_ char *copy = strdup(errors ? errors : "");
+
+        for (char *line = copy ? strtok(copy, "\n") : NULL; line; line = strtok(NULL, "\n"))
+                log_job(level, NULL, "%s", line);
+}
+
+int manager_load_config(const char *path, const char *dropins, Config **ret) {
+        _cleanup_free_ char *errors = NULL;
+        Config *c = NULL;
+        int r;
+
+        r = config_load_checked(path, dropins, &c, &errors);
+        if (r < 0) {
+                log_errors(LOG_ERR, errors);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        Config *c = NULL;
+        int r;
+
+        sd_notify(false, "RELOADING=1\nSTATUS=reloading the configuration");
+        r = manager_load_config(m->config_path, m->dropins, &c);
+        if (r < 0)
+                log_error("reload: the configuration above has errors; still running the previous one");
+        else {
+                Config *old = m->config;
+
+                m->config = c;
+                r = manager_apply_config(m);
+                if (r < 0) {
+                        log_error("reload: %s", strerror(-r));
+                        m->config = old;
+                        config_free(c);
+                } else {
+                        config_free(old);
+                        log_set_max_level(m->config->log_level);
+                        log_info("reloaded: %zu job%s", m->n_jobs, m->n_jobs == 1 ? "" : "s");
+                }
+        }
+        sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return 0;
+}
+
+static int on_kill_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->child) {
+                        log_job(LOG_WARNING, m->jobs[i]->name, "snapshot did not stop in time, killing it");
+                        kill(m->jobs[i]->child, SIGKILL);
+                }
+        return 0;
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        bool waiting = false;
+
+        if (m->stopping)
+                return 0;
+        m->stopping = true;
+        sd_notify(false, "STOPPING=1\nSTATUS=stopping");
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->child) {
+                        kill(m->jobs[i]->child, SIGTERM);
+                        waiting = true;
+                }
+        if (!waiting)
+                return sd_event_exit(m->event, 0);
+        /* Cancelled workers remove their partial trees; give them 3 s. */
+        return sd_event_add_time_relative(m->event, &m->kill_timer, CLOCK_MONOTONIC,
+                                          3 * USEC_PER_SEC, 0, on_kill_timer, m);
+}
+
+int manager_init(Manager *m) {
+        sigset_t mask;
+        int r;
+
+        r = manager_load_config(m->config_path, m->dropins, &m->config);
+        if (r < 0) {
+                log_error("%s: configuration has errors, not starting", m->config_path);
+                return r;
+        }
+        log_set_max_level(m->config->log_level);
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+                return r;
+        (void) sd_event_set_watchdog(m->event, true);
+
+        r = watch_new(&m->watch);
+        if (r < 0) {
+                log_warning("cannot watch for changes (fanotify: %s): every due snapshot will be taken",
+                            strerror(-r));
+                return 0;
+        }
+        return sd_event_add_io(m->event, &m->watch_source, watch_fd(m->watch), EPOLLIN, on_watch, m);
+}
+
+int manager_start(Manager *m) {
+        int r;
+
+        r = manager_apply_config(m);
+        if (r < 0)
+                return r;
+        log_info("started: %zu job%s", m->n_jobs, m->n_jobs == 1 ? "" : "s");
+        sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return 0;
+}
+
+void manager_done(Manager *m) {
+        for (size_t i = 0; i < m->n_jobs; i++)
+                job_state_free(m->jobs[i]);
+        m->jobs = mfree(m->jobs);
+        m->n_jobs = 0;
+        m->watch_source = sd_event_source_disable_unref(m->watch_source);
+        m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
+        m->watch = watch_free(m->watch);
+        m->status = mfree(m->status);
+        config_free(m->config);
+        m->config = NULL;
+        m->event = sd_event_unref(m->event);
+}

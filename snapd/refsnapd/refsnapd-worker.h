@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "config.h"
+#include "macro.h"
+
+/*
+ * A snapshot worker: the pre_snapshot hook, the snapshot, the
+ * post_snapshot hook, retention, in a process of its own, so that the
+ * daemon's loop, its watchdog and status queries go on during a long
+ * snapshot and a stop can cancel it (SIGTERM: the partial tree is
+ * removed).  It exits with EXIT_OK, EXIT_FAILED, EXIT_SKIPPED (the
+ * pre_snapshot hook failed) or EXIT_CANCELLED (exit-status.h).
+ */
+
+/* Fork a worker for job; its pid in *ret. */
+int worker_start(const Job *job, pid_t *ret);
+
+/* The worker's work, in this process (refsnapd --run-once).  Never returns. */
+_noreturn_ void worker_run(const Job *job);
