@@ -16,6 +16,8 @@
 
 #include "config.h"
 #include "macro.h"
+#include "mountpoint-util.h"
+#include "path-util.h"
 #include "strv.h"
 
 typedef struct Parser {
@@ -84,24 +86,8 @@ static bool job_name_valid(const char *s) {
         return true;
 }
 
-/* An absolute, normalized path: no "." or ".." components, no "//". */
 static bool path_valid(const char *s) {
-        if (s[0] != '/' || strlen(s) >= PATH_MAX)
-                return false;
-        for (const char *p = s; *p; ) {
-                size_t n;
-
-                p++;                            /* the slash */
-                n = strcspn(p, "/");
-                if (n == 0 && p[0] == '/')
-                        return false;           /* "//" */
-                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-                        return false;
-                p += n;
-                if (*p == '/' && p[1] == '\0')
-                        return false;           /* trailing slash */
-        }
-        return true;
+        return strlen(s) < PATH_MAX && path_is_normalized_absolute(s);
 }
 
 static int parse_bool(const char *v, bool *ret) {
@@ -345,8 +331,7 @@ static void validate(Parser *p) {
                 if (strcmp(j->source, j->store) == 0)
                         report(p->errors, &p->n_errors, "%s:%u: [%s]: store is the source itself",
                                j->file, j->line, j->name);
-                else if (strncmp(j->source, j->store, strlen(j->store)) == 0 &&
-                         (j->source[strlen(j->store)] == '/' || strcmp(j->store, "/") == 0))
+                else if (path_startswith(j->source, j->store))
                         report(p->errors, &p->n_errors,
                                "%s:%u: [%s]: store %s contains the source; put it beside it",
                                j->file, j->line, j->name, j->store);
@@ -401,28 +386,6 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
         return 0;
 }
 
-/* The mount ID of path, or of its nearest existing ancestor. */
-static int mount_id_of(const char *path, uint64_t *ret, char **found) {
-        _cleanup_free_ char *p = strdup(path);
-        struct statx stx;
-
-        if (!p)
-                return -ENOMEM;
-        for (;;) {
-                if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0) {
-                        *ret = stx.stx_mnt_id;
-                        if (found)
-                                *found = TAKE_PTR(p);
-                        return 0;
-                }
-                if (errno != ENOENT || strcmp(p, "/") == 0)
-                        return -errno;
-                *strrchr(p, '/') = '\0';
-                if (!p[0])
-                        strcpy(p, "/");
-        }
-}
-
 int config_check_paths(const Config *c, char **errors) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -448,11 +411,11 @@ int config_check_paths(const Config *c, char **errors) {
                 else if (!S_ISDIR(st.st_mode))
                         report(f, &n, "%s:%u: [%s]: source %s is not a directory", j->file, j->line,
                                j->name, j->source);
-                else if (mount_id_of(j->source, &src_mnt, NULL) < 0)
+                else if (path_mount_id_nearest(j->source, &src_mnt, NULL) < 0)
                         report(f, &n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name,
                                j->source, strerror(errno));
                 else {
-                        r = mount_id_of(j->store, &store_mnt, &existing);
+                        r = path_mount_id_nearest(j->store, &store_mnt, &existing);
                         if (r < 0)
                                 report(f, &n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name,
                                        j->store, strerror(-r));

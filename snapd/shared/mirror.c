@@ -32,10 +32,9 @@ unsigned mirror_workers(void) {
         return n < 1 ? 1 : n > MIRROR_WORKERS_MAX ? MIRROR_WORKERS_MAX : (unsigned) n;
 }
 
-/* Files with more than one link, by (dev, ino): where the first went. */
+/* Files with more than one link, by identity: where the first went. */
 typedef struct Link {
-        dev_t dev;
-        ino_t ino;
+        FileId id;
         char *path;             /* relative to the snapshot root */
 } Link;
 
@@ -105,16 +104,16 @@ static void path_pop(State *s, size_t saved) {
                 s->path[saved] = '\0';
 }
 
-static size_t link_slot(const Link *slots, size_t cap, dev_t dev, ino_t ino) {
-        size_t h = (size_t) (ino * 0x9e3779b97f4a7c15ULL) ^ (size_t) dev;
+static size_t link_slot(const Link *slots, size_t cap, FileId id) {
+        size_t h = (size_t) (id.ino * 0x9e3779b97f4a7c15ULL) ^ (size_t) id.dev;
 
         for (h &= cap - 1;; h = (h + 1) & (cap - 1))
-                if (!slots[h].path || (slots[h].dev == dev && slots[h].ino == ino))
+                if (!slots[h].path || (slots[h].id.dev == id.dev && slots[h].id.ino == id.ino))
                         return h;
 }
 
 /* These two with l->lock held. */
-static int link_add(Links *l, dev_t dev, ino_t ino, const char *path) {
+static int link_add(Links *l, FileId id, const char *path) {
         size_t h;
 
         if (2 * (l->n + 1) > l->cap) {
@@ -125,23 +124,22 @@ static int link_add(Links *l, dev_t dev, ino_t ino, const char *path) {
                         return -ENOMEM;
                 for (size_t i = 0; i < l->cap; i++)
                         if (l->slots[i].path)
-                                slots[link_slot(slots, cap, l->slots[i].dev, l->slots[i].ino)] = l->slots[i];
+                                slots[link_slot(slots, cap, l->slots[i].id)] = l->slots[i];
                 free(l->slots);
                 l->slots = slots;
                 l->cap = cap;
         }
-        h = link_slot(l->slots, l->cap, dev, ino);
+        h = link_slot(l->slots, l->cap, id);
         l->slots[h].path = strdup(path);
         if (!l->slots[h].path)
                 return -ENOMEM;
-        l->slots[h].dev = dev;
-        l->slots[h].ino = ino;
+        l->slots[h].id = id;
         l->n++;
         return 0;
 }
 
-static const char *link_find(const Links *l, dev_t dev, ino_t ino) {
-        return l->cap ? l->slots[link_slot(l->slots, l->cap, dev, ino)].path : NULL;
+static const char *link_find(const Links *l, FileId id) {
+        return l->cap ? l->slots[link_slot(l->slots, l->cap, id)].path : NULL;
 }
 
 static int fail(State *s, int r, const char *what) {
@@ -264,7 +262,7 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
         }
         if (fstat(so, &now) < 0)
                 return fail(s, -errno, "cannot stat");
-        if (now.st_ino != st->st_ino || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+        if (!stat_inode_same(&now, st) || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
                 s->stats.vanished++;
                 return 1;
         }
@@ -298,7 +296,7 @@ static int make_entry(State *s, int sfd, int dfd, const char *name, const struct
                  */
                 if ((vanished(r) || r == -EPERM) &&
                     (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-                     now.st_ino != st->st_ino || !S_ISREG(now.st_mode))) {
+                     !stat_inode_same(&now, st) || !S_ISREG(now.st_mode))) {
                         s->stats.vanished++;
                         return 1;
                 }
@@ -345,7 +343,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
          * notes where, under the lock, so the others link to a whole file.
          */
         pthread_mutex_lock(&s->links->lock);
-        first = link_find(s->links, st.st_dev, st.st_ino);
+        first = link_find(s->links, file_id(&st));
         if (first) {
                 _cleanup_free_ char *copy = strdup(first);
 
@@ -354,7 +352,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
         }
         r = make_entry(s, sfd, dfd, name, &st);
         if (r == 0) {
-                r = link_add(s->links, st.st_dev, st.st_ino, s->path);
+                r = link_add(s->links, file_id(&st), s->path);
                 if (r < 0)
                         fail(s, r, "cannot remember hard link");
         }
