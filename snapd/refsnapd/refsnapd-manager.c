@@ -108,13 +108,8 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         job_note_exit(js, code, si->si_status, name);
         EMIT(m, finished, js, code == EXIT_OK, name);
         if (m->stopping) {
-                /* A killed worker leaves its partial tree: remove it now. */
-                if (code < 0 && js->job) {
-                        _cleanup_close_ int store = store_open(js->job->store, false);
-
-                        if (store >= 0)
-                                (void) store_remove_leftovers(store, NULL);
-                }
+                /* A cancelled or killed worker leaves its hidden partial
+                 * tree; the next start removes it, so stopping stays quick. */
                 for (size_t i = 0; i < m->n_jobs; i++)
                         if (m->jobs[i]->child)
                                 return 0;
@@ -441,7 +436,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                 }
         if (!waiting)
                 return sd_event_exit(m->event, 0);
-        /* Cancelled workers remove their partial trees; give them 3 s. */
+        /* Cancelled workers stop at the next entry; give them 3 s. */
         return sd_event_add_time_relative(m->event, &m->kill_timer, CLOCK_MONOTONIC,
                                           3 * USEC_PER_SEC, 0, on_kill_timer, m);
 }

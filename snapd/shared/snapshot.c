@@ -146,9 +146,13 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         return 0;
 }
 
-static void take_done(Take *t) {
+/* A cancelled run leaves its hidden .partial- tree for the next run or start
+ * to remove: cancelling costs nothing whatever the tree size. */
+static void take_done(Take *t, int r) {
         safe_close(t->dst);
-        if (t->partial[0]) {
+        if (t->partial[0] && r == -ECANCELED)
+                fprintf(t->log, "cancelled: %s is left for the next run to remove\n", t->partial);
+        else if (t->partial[0]) {
                 int k = rm_rf_at(t->store, t->partial);
 
                 if (k < 0)
@@ -185,6 +189,6 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 r = take_mirror(&t, ops, cancel, facts);
         if (r >= 0)
                 r = take_publish(&t, facts);
-        take_done(&t);
+        take_done(&t, r);
         return r;
 }
