@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* refsnapctl list [JOB]: each job's snapshots, from the stores directly. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exit-status.h"
+#include "fd-util.h"
+#include "format-util.h"
+#include "json-util.h"
+#include "refsnapctl-util.h"
+#include "refsnapctl.h"
+#include "store.h"
+#include "strv.h"
+
+static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool first) {
+        char size[16];
+
+        if (arg_json) {
+                printf("%s{\"job\":", first ? "" : ",");
+                json_string(stdout, job->name);
+                printf(",\"snapshot\":");
+                json_string(stdout, name);
+                if (f)
+                        printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu}",
+                               (long long) f->start, (long long) f->end,
+                               (unsigned long long) f->files, (unsigned long long) f->bytes);
+                else
+                        printf("}");
+        } else if (f)
+                printf("%-16s %-24s %8llu %8s %6llds\n", job->name, name,
+                       (unsigned long long) f->files, format_bytes(f->bytes, size, sizeof(size)),
+                       (long long) (f->end - f->start));
+        else
+                printf("%-16s %-24s %8s %8s %7s\n", job->name, name, "-", "-", "-");
+}
+
+/* The job's snapshots; a store not made yet has none.  Returns an exit status. */
+static int list_job(const Job *job, bool *first) {
+        _cleanup_close_ int store = store_open(job->store, false);
+        char **names = NULL;
+        size_t n = 0;
+
+        if (store < 0 && store != -ENOENT) {
+                fprintf(stderr, "refsnapctl: %s: store %s: %s\n", job->name, job->store, strerror(-store));
+                return exit_status_from_errno(store);
+        }
+        if (store >= 0 && store_list(store, &names, &n) < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot list %s\n", job->name, job->store);
+                return EXIT_FAILED;
+        }
+        for (size_t i = 0; i < n; i++) {
+                SnapshotFacts f = {};
+                bool known = store_read_facts(store, names[i], &f) == 0;
+
+                print_snapshot(job, names[i], known ? &f : NULL, *first);
+                *first = false;
+        }
+        strv_free(names);
+        return EXIT_OK;
+}
+
+int verb_list(int argc, char *argv[]) {
+        _cleanup_config_free_ Config *c = NULL;
+        bool first = true;
+        int ret = EXIT_OK, r;
+
+        r = load_config(&c);
+        if (r < 0)
+                return exit_status_from_errno(r);
+        if (argc > 1 && !find_job(c, argv[1]))
+                return EXIT_NOT_FOUND;
+        if (arg_json)
+                printf("[");
+        else
+                printf("%-16s %-24s %8s %8s %7s\n", "JOB", "SNAPSHOT", "FILES", "SIZE", "TOOK");
+        for (size_t i = 0; i < c->n_jobs; i++)
+                if (argc < 2 || strcmp(argv[1], c->jobs[i]->name) == 0) {
+                        r = list_job(c->jobs[i], &first);
+                        if (r != EXIT_OK)
+                                ret = r;
+                }
+        if (arg_json)
+                printf("]\n");
+        return ret;
+}

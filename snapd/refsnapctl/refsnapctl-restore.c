@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * refsnapctl restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run]:
+ * bring files, subtrees or the whole job back from a snapshot, into the
+ * job's source or DIR, by reflink only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "exit-status.h"
+#include "fd-util.h"
+#include "reflink.h"
+#include "refsnapctl-util.h"
+#include "refsnapctl.h"
+#include "restore.h"
+#include "store.h"
+
+/*
+ * Open the directory to restore into, target, making --to's when it is not
+ * there.  A dry run may name one that does not exist yet: then *ret is
+ * -ENOENT.  Returns an exit status.
+ */
+static int open_target(const char *target, int *ret) {
+        int fd, r;
+
+        if (arg_to && !arg_dry_run && mkdir(arg_to, 0700) < 0 && errno != EEXIST) {
+                r = negative_errno();
+                fprintf(stderr, "refsnapctl: %s: %s\n", arg_to, strerror(-r));
+                return exit_status_from_errno(r);
+        }
+        fd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                r = negative_errno();
+                if (!(arg_dry_run && r == -ENOENT)) {
+                        fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
+                        return exit_status_from_errno(r);
+                }
+                fd = r;
+        }
+        *ret = fd;
+        return EXIT_OK;
+}
+
+/*
+ * What a restore that changes things needs: reflinkat(2), for it never
+ * copies, and the store's lock, so that no snapshot of the job is taken
+ * while its tree is being restored.  Returns an exit status.
+ */
+static int prepare_restore(const Job *job, int store) {
+        int r = 0;
+
+        if (reflink_supported() <= 0) {
+                fprintf(stderr, "refsnapctl: this kernel has no reflinkat(2); restore never copies\n");
+                return EXIT_FAILED;
+        }
+        if (store_lock(store, false) == -EBUSY) {
+                fprintf(stderr, "refsnapctl: %s: waiting for the running snapshot to end\n", job->name);
+                r = store_lock(store, true);
+        }
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot lock the store: %s\n", job->name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        return EXIT_OK;
+}
+
+/*
+ * Restore path ("" for the whole job) of snapshot snap (called name) into
+ * live.  Returns an exit status.
+ */
+static int restore_path(Restore *o, const Job *job, const char *name, int snap, int live, const char *path) {
+        _cleanup_free_ char *rel = NULL;
+        int r;
+
+        if (job_relative(job, path, &rel) < 0)
+                return EXIT_USAGE;
+        if (live < 0) {
+                /* Dry run into a directory that does not exist yet: all of it is new. */
+                printf("+ %s/\n", *rel ? rel : ".");
+                return EXIT_OK;
+        }
+        r = restore_run(o, snap, live, rel);
+        if (r == -ENOENT)
+                return EXIT_NOT_FOUND;
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: restore from %s failed: %s\n", job->name, name,
+                        strerror(-r));
+                return exit_status_from_errno(r);
+        }
+        return EXIT_OK;
+}
+
+static void print_summary(const Restore *o, const char *name, const char *target) {
+        if (arg_dry_run)
+                printf("%llu to restore, %llu to delete (dry run, nothing changed)\n",
+                       (unsigned long long) o->stats.replaced, (unsigned long long) o->stats.deleted);
+        else
+                printf("restored from %s into %s: %llu entries replaced, %llu directories updated, %llu deleted\n",
+                       name, target, (unsigned long long) o->stats.replaced,
+                       (unsigned long long) o->stats.dirs, (unsigned long long) o->stats.deleted);
+}
+
+int verb_restore(int argc, char *argv[]) {
+        _cleanup_config_free_ Config *c = NULL;
+        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
+        char name[SNAPSHOT_NAME_MAX];
+        Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
+        const char *target;
+        struct stat st;
+        const Job *job;
+        int r;
+
+        if (argc < 3) {
+                fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
+                return EXIT_USAGE;
+        }
+        r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &snap, name);
+        if (r != EXIT_OK)
+                return r;
+        /* The store, should it lie inside the tree, is left alone. */
+        if (fstat(store, &st) == 0)
+                o.skip = file_id(&st);
+        target = arg_to ? arg_to : job->source;
+        r = open_target(target, &live);
+        if (r != EXIT_OK)
+                return r;
+        if (!arg_dry_run) {
+                r = prepare_restore(job, store);
+                if (r != EXIT_OK)
+                        return r;
+        }
+        if (argc == 3)
+                r = restore_path(&o, job, name, snap, live, "");
+        else
+                for (int i = 3; i < argc && r == EXIT_OK; i++)
+                        r = restore_path(&o, job, name, snap, live, argv[i]);
+        if (r != EXIT_OK)
+                return r;
+        print_summary(&o, name, target);
+        return EXIT_OK;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+/*
+ * refsnapctl's options (set in refsnapctl.c, read by the verbs) and its
+ * verbs, one refsnapctl-VERB.c each.  A verb gets argv from its own name
+ * on and returns the exit status (exit-status.h), after saying why when it
+ * is not EXIT_OK.
+ */
+
+extern const char *arg_config;  /* -c, --config */
+extern const char *arg_dropins; /* --conf-dir */
+extern bool arg_json;           /* --json: status, list, diff */
+extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
+extern bool arg_delete;         /* --delete: restore */
+extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
+
+int verb_status(int argc, char *argv[]);
+int verb_snapshot(int argc, char *argv[]);
+int verb_list(int argc, char *argv[]);
+int verb_prune(int argc, char *argv[]);
+int verb_diff(int argc, char *argv[]);
+int verb_restore(int argc, char *argv[]);
+int verb_check_config(int argc, char *argv[]);
