@@ -99,14 +99,14 @@ int job_relative(const Job *job, const char *path, char **ret) {
         int r;
 
         if (path[0] == '/') {
-                size_t n = strlen(job->source);
+                const char *rest = path_startswith(path, job->source);
 
-                if (strncmp(path, job->source, n) != 0 || (path[n] != '/' && path[n] != '\0')) {
+                if (!rest) {
                         fprintf(stderr, "refsnapctl: %s is not under %s, the source of %s\n", path,
                                 job->source, job->name);
                         return -EINVAL;
                 }
-                path += n;
+                path = rest;
         }
         r = path_normalize_relative(path, ret);
         if (r < 0)
