@@ -50,13 +50,14 @@ static int open_target(const char *target, int *ret) {
  * while its tree is being restored.  Returns an exit status.
  */
 static int prepare_restore(const Job *job, int store) {
-        int r = 0;
+        int r;
 
         if (reflink_supported() <= 0) {
                 fprintf(stderr, "refsnapctl: this kernel has no reflinkat(2); restore never copies\n");
                 return EXIT_FAILED;
         }
-        if (store_lock(store, false) == -EBUSY) {
+        r = store_lock(store, false);
+        if (r == -EBUSY) {
                 fprintf(stderr, "refsnapctl: %s: waiting for the running snapshot to end\n", job->name);
                 r = store_lock(store, true);
         }
