@@ -109,7 +109,8 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         EMIT(m, finished, js, code == EXIT_OK, name);
         if (m->stopping) {
                 /* A cancelled or killed worker leaves its hidden partial
-                 * tree; the next start removes it, so stopping stays quick. */
+                 * tree; the job's next run removes it, so stopping stays
+                 * quick. */
                 for (size_t i = 0; i < m->n_jobs; i++)
                         if (m->jobs[i]->child)
                                 return 0;
@@ -242,7 +243,6 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
 
 /* The state of a job the daemon has not run yet: what its store says. */
 static JobState *job_state_new(Manager *m, const Job *job) {
-        _cleanup_close_ int store = -EBADF;
         char newest[SNAPSHOT_NAME_MAX];
         JobState *js;
 
@@ -255,11 +255,10 @@ static JobState *job_state_new(Manager *m, const Job *job) {
                 return NULL;
         }
         js->manager = m;
-        /* A restart counts as a change: the daemon could not see. */
+        /* A restart counts as a change: the daemon could not see.  Leftovers
+         * of a cancelled or interrupted run are removed by the job's next
+         * run, under the store lock in the worker, not here in the loop. */
         js->changed = true;
-        store = store_open(job->store, false);
-        if (store >= 0 && store_remove_leftovers(store, NULL) < 0)
-                log_job(LOG_WARNING, job->name, "cannot remove leftovers in %s", job->store);
         js->last = newest_snapshot(job, newest);
         return js;
 }
