@@ -11,7 +11,6 @@
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
 #include "store.h"
-#include "strv.h"
 
 int load_config(Config **ret) {
         _cleanup_free_ char *errors = NULL;
@@ -33,23 +32,6 @@ const Job *find_job(const Config *c, const char *name) {
         return job;
 }
 
-/* The name of the store's newest snapshot into name, or -ENOENT when it has none. */
-static int latest_snapshot(const Job *job, int store, char name[static SNAPSHOT_NAME_MAX]) {
-        char **names = NULL;
-        size_t n = 0;
-        int r;
-
-        r = store_list(store, &names, &n);
-        if (r >= 0 && n == 0)
-                r = -ENOENT;
-        if (r < 0)
-                fprintf(stderr, "refsnapctl: %s: no snapshots\n", job->name);
-        else
-                snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
-        strv_free(names);
-        return r < 0 ? r : 0;
-}
-
 int open_snapshot(const Job *job, int store, const char *arg, char name[static SNAPSHOT_NAME_MAX]) {
         int fd, r;
 
@@ -58,9 +40,11 @@ int open_snapshot(const Job *job, int store, const char *arg, char name[static S
                 return store;
         }
         if (strcmp(arg, "latest") == 0) {
-                r = latest_snapshot(job, store, name);
-                if (r < 0)
+                r = store_newest(store, name);
+                if (r < 0) {
+                        fprintf(stderr, "refsnapctl: %s: no snapshots\n", job->name);
                         return r;
+                }
         } else if (!snapshot_name_valid(arg)) {
                 fprintf(stderr, "refsnapctl: '%s' is not a snapshot name (YYYY-MM-DDTHH:MM:SSZ or latest)\n", arg);
                 return -EINVAL;

@@ -16,7 +16,6 @@
 #include "refsnapd-worker.h"
 #include "schedule.h"
 #include "store.h"
-#include "strv.h"
 #include "time-util.h"
 
 #define EMIT(m, event, ...)                                                     \
@@ -55,18 +54,14 @@ static void manager_update_status(Manager *m) {
 /* The newest snapshot in the job's store, as the time it began; its name to name. */
 static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX]) {
         _cleanup_close_ int store = store_open(job->store, false);
-        char **names = NULL;
-        size_t n = 0;
         time_t t = 0;
 
         name[0] = '\0';
-        if (store < 0 || store_list(store, &names, &n) < 0 || n == 0) {
-                strv_free(names);
+        if (store < 0 || store_newest(store, name) < 0) {
+                name[0] = '\0';
                 return 0;
         }
-        (void) snapshot_name_time(names[n - 1], &t);
-        snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
-        strv_free(names);
+        (void) snapshot_name_time(name, &t);
         return (usec_t) t * USEC_PER_SEC;
 }
 

@@ -62,6 +62,20 @@ int store_list(int store, char ***ret, size_t *n) {
         return 0;
 }
 
+int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_list(store, &names, &n);
+        if (r >= 0 && n == 0)
+                r = -ENOENT;
+        if (r >= 0)
+                snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[n - 1]);
+        strv_free(names);
+        return r;
+}
+
 int store_lock(int store, bool wait) {
         if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;

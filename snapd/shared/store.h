@@ -33,6 +33,9 @@ int store_open(const char *path, bool create);
 /* The snapshots, oldest first (names only, valid and directories). */
 int store_list(int store, char ***ret, size_t *n);
 
+/* The newest snapshot's name into name; -ENOENT when there is none. */
+int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
+
 /*
  * Take the store's lock (flock on its directory), held until the
  * descriptor is closed: one snapshot or prune of a store at a time, so a

@@ -113,8 +113,15 @@ int main(void) {
         {
                 _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+                _cleanup_close_ int none = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                char newest[SNAPSHOT_NAME_MAX];
+
                 CHECK(store_read_facts(s, name, &g) == 0);
                 CHECK(g.files == 3 && g.dirs == 2 && g.start == f.start && g.end == f.end && g.bytes == 14);
+                CHECK(store_newest(s, newest) == 0);
+                CHECK_STREQ(newest, name);
+                /* A directory with no snapshot in it. */
+                CHECK(store_newest(none, newest) == -ENOENT);
         }
 
         /* The same second again: a suffix. */
