@@ -41,9 +41,19 @@ static long bucket_key(unsigned rule, time_t t) {
 
 static const time_t *sort_times;
 
+/*
+ * Newest first.  Two snapshots of the same second differ only by their
+ * names' suffix, and the store lists names sorted, so the later index is
+ * the newer one: without this tie-break qsort() could call either of them
+ * the newest, and the one latest points at could be pruned.
+ */
 static int by_time_desc(const void *a, const void *b) {
-        time_t x = sort_times[*(const size_t *) a], y = sort_times[*(const size_t *) b];
-        return x < y ? 1 : x > y ? -1 : 0;
+        size_t i = *(const size_t *) a, j = *(const size_t *) b;
+        time_t x = sort_times[i], y = sort_times[j];
+
+        if (x != y)
+                return x < y ? 1 : -1;
+        return i < j ? 1 : i > j ? -1 : 0;
 }
 
 void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,

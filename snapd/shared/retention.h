@@ -30,7 +30,9 @@ enum {
 };
 
 /*
- * times[0..n) are the snapshots' times, in any order, UTC seconds.  Sets
+ * times[0..n) are the snapshots' times, in any order, UTC seconds; of
+ * two equal times the one with the higher index is the newer (the order
+ * of store_list(), where a same-second suffix sorts last).  Sets
  * reasons[i] to the KEEP_* bits that keep snapshot i, 0 when it goes.
  */
 void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,

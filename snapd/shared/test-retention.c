@@ -79,6 +79,11 @@ static const Case cases[] = {
         { "input order does not matter",
           { .daily = 1 }, "2026-12-03T12:00:00Z",
           { "2026-12-03T11:00:00Z", "2026-12-02T08:00:00Z", "2026-12-03T09:00:00Z" }, "k-k" },
+        { "same second: the later name is the newest, whatever qsort does",
+          { .yearly = 1 }, "2026-12-03T12:00:00Z",
+          { "2026-12-03T11:00:00Z", "2026-12-03T11:00:00Z", "2026-12-03T11:00:00Z",
+            "2026-12-03T11:00:00Z", "2026-12-03T11:00:00Z", "2026-12-03T11:00:00Z",
+            "2026-12-03T11:00:00Z" }, "k-----k" },
         { "the newest is kept when no rule would", { .yearly = 1, .min_age = 0 }, "2030-01-01T00:00:00Z",
           { "2026-05-01T00:00:00Z", "2026-01-01T00:00:00Z" }, "kk" },
 };
@@ -126,6 +131,18 @@ int main(void) {
                 CHECK(r[0] == KEEP_HOURLY);
                 CHECK_STREQ(retention_reasons(r[1], buf, sizeof(buf)), "newest,hourly");
                 CHECK_STREQ(retention_reasons(0, buf, sizeof(buf)), "");
+        }
+        {
+                /* Same second: index 2 (the last name) is the newest, index 0 the oldest. */
+                time_t t[3] = { at("2026-12-03T11:00:00Z"), at("2026-12-03T11:00:00Z"),
+                                at("2026-12-03T11:00:00Z") };
+                unsigned r[3];
+                RetentionPolicy p = { .hourly = 1 };
+
+                retention_apply(&p, t, 3, at("2026-12-03T11:30:00Z"), r);
+                CHECK(r[2] == KEEP_NEWEST);
+                CHECK(r[1] == 0);
+                CHECK(r[0] == KEEP_HOURLY);
         }
         return tests_end();
 }
