@@ -9,13 +9,21 @@
 #include "store.h"
 #include "strv.h"
 
+/*
+ * Retire (rename to a hidden name) every snapshot that goes, sync, then
+ * remove the retired trees: a kill or a power cut at any point leaves
+ * each snapshot listed whole or not listed at all, and what was retired
+ * is removed by the next run.  A snapshot that cannot be retired or
+ * removed is reported and the rest goes on, so one bad tree never stops
+ * retention for good.
+ */
 int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         _cleanup_close_ int store = -EBADF;
         _cleanup_free_ time_t *times = NULL;
         _cleanup_free_ unsigned *reasons = NULL;
         char **names = NULL;
         size_t n = 0;
-        int r, gone = 0;
+        int r, first = 0, gone = 0;
 
         store = store_open(job->store, false);
         if (store < 0)
@@ -44,21 +52,29 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                                         retention_reasons(reasons[i], why, sizeof(why)));
                         continue;
                 }
-                gone++;
                 if (dry_run) {
+                        gone++;
                         if (out)
                                 fprintf(out, "remove %s  (no rule keeps it)\n", names[i]);
                         continue;
                 }
-                r = store_remove_snapshot(store, names[i]);
+                r = store_retire(store, names[i]);
                 if (out)
                         fprintf(out, "remove %s%s%s\n", names[i], r < 0 ? ": " : "",
                                 r < 0 ? strerror(-r) : "");
-                if (r < 0) {
-                        strv_free(names);
-                        return r;
-                }
+                if (r < 0 && first == 0)
+                        first = r;
+                if (r >= 0)
+                        gone++;
         }
         strv_free(names);
-        return gone;
+        if (dry_run || gone == 0)
+                return first < 0 ? first : gone;
+        r = store_sync(store);
+        if (r < 0 && first == 0)
+                first = r;
+        r = store_remove_retired(store, out);
+        if (r < 0 && first == 0)
+                first = r;
+        return first < 0 ? first : gone;
 }

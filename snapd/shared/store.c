@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -18,14 +19,19 @@
 
 int store_open(const char *path, bool create) {
         _cleanup_close_ int fd = -EBADF;
+        struct stat st;
 
         if (path[0] != '/')
                 return -EINVAL;
-        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = create ? CHASE_MKDIR : 0 });
+        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | (create ? CHASE_MKDIR : 0) });
         if (fd < 0)
                 return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_uid != 0)
+                return -EPERM;
         /* Snapshots keep every owner and mode: only root may look in. */
-        if (create && fchmod(fd, 0700) < 0)
+        if (create && (st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
                 return -errno;
         return TAKE_FD(fd);
 }
@@ -82,8 +88,57 @@ int store_lock(int store, bool wait) {
         return 0;
 }
 
+static bool startswith(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 static bool is_store_leftover(const char *name, void *userdata) {
-        return strncmp(name, ".partial-", 9) == 0 || strcmp(name, ".latest.tmp") == 0;
+        return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
+                startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0;
+}
+
+static int facts_dir(int store, bool create);
+
+/*
+ * Facts are written before the rename that publishes their snapshot: a
+ * run stopped in between leaves facts of a snapshot that never was, and
+ * a temp file.  Both go.
+ */
+static int remove_orphan_facts(int store, FILE *log) {
+        _cleanup_close_ int dir = facts_dir(store, false);
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        if (dir == -ENOENT)
+                return 0;
+        if (dir < 0)
+                return dir;
+        r = dir_names_sorted(dir, NULL, &names, &n);
+        for (size_t i = 0; i < n; i++) {
+                struct stat st;
+
+                if (names[i][0] != '.' && fstatat(store, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        continue;
+                if (names[i][0] != '.' && errno != ENOENT)
+                        continue;
+                if (unlinkat(dir, names[i], 0) < 0 && errno != ENOENT) {
+                        if (r == 0)
+                                r = -errno;
+                } else if (log)
+                        fprintf(log, "removed the facts of %s, a snapshot that was never published\n",
+                                names[i]);
+        }
+        strv_free(names);
+        return r;
+}
+
+int store_remove_leftovers_locked(int store, FILE *log) {
+        int r, k;
+
+        r = rm_leftovers(store, is_store_leftover, NULL, log);
+        k = remove_orphan_facts(store, log);
+        return r < 0 ? r : k;
 }
 
 int store_remove_leftovers(int store, FILE *log) {
@@ -94,7 +149,7 @@ int store_remove_leftovers(int store, FILE *log) {
                 return 0;       /* a snapshot is being made: not leftovers */
         if (r < 0)
                 return r;
-        return rm_leftovers(store, is_store_leftover, NULL, log);
+        return store_remove_leftovers_locked(store, log);
 }
 
 static int facts_dir(int store, bool create) {
@@ -135,7 +190,9 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f) {
                 return -EIO;
         }
         fclose(out);
-        return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
+        if (renameat(dir, tmp, dir, name) < 0)
+                return -errno;
+        return fsync(dir) < 0 ? -errno : 0;
 }
 
 int store_read_facts(int store, const char *name, SnapshotFacts *f) {
@@ -182,17 +239,61 @@ int store_set_latest(int store, const char *name) {
         return 0;
 }
 
-int store_remove_snapshot(int store, const char *name) {
+int store_retire(int store, const char *name) {
         _cleanup_close_ int dir = -EBADF;
-        int r;
+        char hidden[sizeof(STORE_REMOVING_PREFIX) + SNAPSHOT_NAME_MAX];
 
         if (!snapshot_name_valid(name))
                 return -EINVAL;
-        r = rm_rf_at(store, name);
-        if (r < 0)
-                return r;
+        snprintf(hidden, sizeof(hidden), STORE_REMOVING_PREFIX "%s", name);
+        /* One rename: listed whole, or not at all. */
+        if (renameat2(store, name, store, hidden, RENAME_NOREPLACE) < 0)
+                return -errno;
         dir = facts_dir(store, false);
-        if (dir >= 0)
-                (void) unlinkat(dir, name, 0);
+        if (dir >= 0 && unlinkat(dir, name, 0) < 0 && errno != ENOENT)
+                return -errno;
         return 0;
+}
+
+int store_sync(int store) {
+        _cleanup_close_ int dir = facts_dir(store, false);
+
+        if (fsync(store) < 0)
+                return -errno;
+        if (dir >= 0 && fsync(dir) < 0)
+                return -errno;
+        return 0;
+}
+
+int store_remove_retired(int store, FILE *log) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = dir_names_sorted(store, NULL, &names, &n);
+        for (size_t i = 0; i < n; i++) {
+                int k;
+
+                if (!startswith(names[i], STORE_REMOVING_PREFIX))
+                        continue;
+                k = rm_rf_at(store, names[i]);
+                if (k < 0 && log)
+                        fprintf(log, "cannot remove %s (left hidden for the next run): %s\n",
+                                names[i] + strlen(STORE_REMOVING_PREFIX), strerror(-k));
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        strv_free(names);
+        return r;
+}
+
+int store_remove_snapshot(int store, const char *name) {
+        int r;
+
+        r = store_retire(store, name);
+        if (r >= 0)
+                r = store_sync(store);
+        if (r >= 0)
+                r = store_remove_retired(store, NULL);
+        return r;
 }

@@ -13,10 +13,19 @@
  *   STORE/2026-12-03T07:00:00Z/      complete snapshots, named by UTC start
  *   STORE/2026-12-03T07:00:00Z-01/   a second one within the same second
  *   STORE/latest -> 2026-12-03T07:00:00Z
- *   STORE/.partial-NAME/             a snapshot being made (removed at start)
+ *   STORE/.partial-NAME/             a snapshot being made
+ *   STORE/.removing-NAME/            a snapshot being removed (pruned)
+ *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
- * The store is root's, mode 0700.
+ * The store is root's, mode 0700, reached through root's directories
+ * only.  The hidden names are never listed; whatever of them a run leaves
+ * (killed, power cut) the next run removes, under the store's lock.
  */
+
+#define STORE_PARTIAL_PREFIX ".partial-"
+#define STORE_REMOVING_PREFIX ".removing-"
+#define STORE_RESTORE_PREFIX ".restore-"
+
 
 typedef struct SnapshotFacts {
         time_t start, end;
@@ -26,7 +35,10 @@ typedef struct SnapshotFacts {
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
- * making missing directories (mode 0700) unless !create.
+ * making missing directories (mode 0700) unless !create.  Refuses
+ * (-EPERM) a store not owned by root, or one whose path goes through a
+ * directory a user other than root could change (CHASE_SAFE): such a
+ * user could swap the store for a directory of her own.
  */
 int store_open(const char *path, bool create);
 
@@ -45,15 +57,34 @@ int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
 int store_lock(int store, bool wait);
 
 /*
- * Remove what an interrupted run left: .partial-* trees and stray temp
- * files.  Takes the lock; when another process holds it (a snapshot is
- * being made), removes nothing and returns 0.
+ * Remove what an interrupted run left: .partial-, .removing- and
+ * .restore- trees, stray temp files, and facts whose snapshot is gone.
+ * Takes the lock; when another process holds it (a snapshot is being
+ * made), removes nothing and returns 0.
  */
 int store_remove_leftovers(int store, FILE *log);
+/* The same, for a caller that holds the lock. */
+int store_remove_leftovers_locked(int store, FILE *log);
 
 int store_write_facts(int store, const char *name, const SnapshotFacts *f);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
 int store_set_latest(int store, const char *name);
 
-/* Remove the snapshot NAME and its facts. */
+/*
+ * Take the snapshot NAME out of the listing in one step: rename it to
+ * .removing-NAME, then drop its facts.  Not synced: store_sync() once
+ * after retiring several, then store_remove_retired().
+ */
+int store_retire(int store, const char *name);
+
+/* fsync the store directory and its facts. */
+int store_sync(int store);
+
+/*
+ * Remove the .removing- trees, each described on log when not NULL.
+ * Goes on past a failure; returns 0 or the first -errno.
+ */
+int store_remove_retired(int store, FILE *log);
+
+/* Remove the snapshot NAME and its facts: retire, sync, remove. */
 int store_remove_snapshot(int store, const char *name);

@@ -241,6 +241,78 @@ int main(void) {
         CHECK(exists(store, "outside/keep/f"));                 /* never followed */
         CHECK(exists(store, "notes"));
 
+        /*
+         * One snapshot that cannot be retired (a stray file holds its
+         * hidden name) does not stop the others going; it stays listed,
+         * whole, and the failure is reported.
+         */
+        sh("cd '%s/.refsnap/job' && mkdir -p 2026-12-03T01:00:00Z/d 2026-12-03T02:00:00Z/d && "
+           "touch 2026-12-03T01:00:00Z/d/f 2026-12-03T02:00:00Z/d/f .removing-2026-12-03T01:00:00Z", base);
+        {
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o = open_memstream(&out, &size);
+
+                r = snapshot_prune(&job, t, false, o);
+                fclose(o);
+                CHECK(r == -EEXIST);
+                CHECK(out && strstr(out, "remove 2026-12-03T01:00:00Z: File exists"));
+                CHECK(out && strstr(out, "remove 2026-12-03T02:00:00Z\n"));
+                free(out);
+                CHECK(exists(store, "2026-12-03T01:00:00Z/d/f"));
+                CHECK(!exists(store, "2026-12-03T02:00:00Z"));
+                CHECK(!exists(store, ".removing-2026-12-03T02:00:00Z"));
+        }
+
+        /*
+         * Retired but not removed (killed, or the power went): not listed,
+         * and the next run's leftovers take it, with facts of a snapshot
+         * never published and a restore's staging; real facts stay.
+         */
+        sh("cd '%s/.refsnap/job' && rm -f .removing-* && mkdir -p .facts .restore-4242/x && "
+           "echo files=1 > .facts/2026-12-03T01:00:00Z && echo files=1 > .facts/2026-01-09T00:00:00Z && "
+           "touch .facts/.2026-01-10T00:00:00Z.tmp && echo files=1 > .facts/2026-12-03T08:40:00Z", base);
+        {
+                _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                size_t before = count_snapshots(store);
+
+                CHECK(store_retire(s, "2026-12-03T01:00:00Z") == 0);
+                CHECK(count_snapshots(store) == before - 1);
+                CHECK(exists(store, ".removing-2026-12-03T01:00:00Z/d/f"));
+                CHECK(!exists(store, ".facts/2026-12-03T01:00:00Z"));
+                CHECK(store_retire(s, "../etc") == -EINVAL);
+                CHECK(store_remove_leftovers(s, NULL) == 0);
+                CHECK(!exists(store, ".removing-2026-12-03T01:00:00Z"));
+                CHECK(!exists(store, ".restore-4242"));
+                CHECK(!exists(store, ".facts/2026-01-09T00:00:00Z"));
+                CHECK(!exists(store, ".facts/.2026-01-10T00:00:00Z.tmp"));
+                CHECK(exists(store, ".facts/2026-12-03T08:40:00Z"));
+                CHECK(exists(store, "notes"));
+        }
+
+        /*
+         * The store is root's, reached through root's directories: not
+         * one owned by a user, nor one under a directory a user may
+         * change, nor one through a symbolic link.
+         */
+        if (geteuid() == 0) {
+                char path[PATH_MAX * 2];
+
+                snprintf(path, sizeof(path), "%s/.refsnap/job", base);
+                CHECK(store_open(path, false) >= 0 && close(store_open(path, false)) == 0);
+                sh("chown 65534 '%s/.refsnap/job'", base);
+                CHECK(store_open(path, false) == -EPERM);
+                CHECK(store_open(path, true) == -EPERM);
+                sh("chown 0 '%s/.refsnap/job' && chmod 0777 '%s/.refsnap'", base);
+                CHECK(store_open(path, false) == -EPERM);
+                sh("chmod 0755 '%s/.refsnap' && chown 65534 '%s/.refsnap'", base);
+                CHECK(store_open(path, false) == -EPERM);
+                sh("chown 0 '%s/.refsnap' && ln -s .refsnap '%s/link'", base);
+                snprintf(path, sizeof(path), "%s/link/job", base);
+                CHECK(store_open(path, false) == -ELOOP);
+        } else
+                SKIP("store ownership: not root");
+
         sh("rm -rf '%s'", base);
         return tests_end();
 }
