@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "reflink.h"
@@ -32,10 +33,13 @@ static int take_open(Take *t) {
         uint64_t src_mnt, store_mnt;
         int r;
 
-        t->src = open(t->job->source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* No symbolic link at any component: the source is named canonically. */
+        t->src = chase_dir(AT_FDCWD, t->job->source, NULL);
         if (t->src < 0) {
-                r = -errno;
-                fprintf(t->log, "source %s: %s\n", t->job->source, strerror(-r));
+                r = t->src;
+                fprintf(t->log, "source %s: %s\n", t->job->source,
+                        r == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                        strerror(-r));
                 return r;
         }
         t->store = store_open(t->job->store, true);
@@ -142,7 +146,13 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         r = store_set_latest(t->store, t->name);
         if (r < 0)
                 fprintf(t->log, "cannot point latest at %s: %s\n", t->name, strerror(-r));
-        (void) fsync(t->store);
+        /* Reported complete only once the rename is on disk. */
+        if (fsync(t->store) < 0) {
+                r = -errno;
+                fprintf(t->log, "store %s: cannot sync the new snapshot's name: %s\n", t->job->store,
+                        strerror(-r));
+                return r;
+        }
         return 0;
 }
 
