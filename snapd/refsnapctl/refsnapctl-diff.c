@@ -125,8 +125,7 @@ int verb_diff(int argc, char *argv[]) {
         char an[SNAPSHOT_NAME_MAX];
         const char *other, *path, *base = NULL;
         DiffOut out = { .first = true };
-        TreeDiff d = { .fn = print_diff, .userdata = &out, .report_dirs = true,
-                       .skip_prefix = RESTORE_STAGING_PREFIX };
+        TreeDiff d = { .fn = print_diff, .userdata = &out, .report_dirs = true };
         const Job *job;
         int r;
 

@@ -9,36 +9,58 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "chase.h"
 #include "exit-status.h"
 #include "fd-util.h"
+#include "macro.h"
+#include "path-util.h"
 #include "reflink.h"
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
 #include "restore.h"
 #include "store.h"
 
+/* Explain a refusal of chase_dir() on target; failed is the prefix that failed. */
+static void target_error(const char *target, int r, const Chase *c) {
+        int len = (int) c->failed_len;
+
+        if (r == -ELOOP)
+                fprintf(stderr, "refsnapctl: %.*s: a symbolic link; restore never follows one (name the real directory)\n",
+                        len, target);
+        else if (r == -EPERM) {
+                /* The component that failed was looked up in an unsafe directory: name that one. */
+                while (len > 1 && target[len - 1] != '/')
+                        len--;
+                if (len > 1)
+                        len--;
+                fprintf(stderr, "refsnapctl: %s: %.*s is owned by or writable by a user other than root, "
+                        "who could swap what is in it for another directory; not restoring there\n",
+                        target, len, target);
+        }
+        else
+                fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
+}
+
 /*
- * Open the directory to restore into, target, making --to's when it is not
- * there.  A dry run may name one that does not exist yet: then *ret is
+ * Open the directory to restore into, target (absolute), making --to's
+ * when it is not there.  No component is followed if it is a symbolic
+ * link, and every directory above the target must be root's and not
+ * writable by others (CHASE_SAFE): a user who could rename one of them
+ * could otherwise put a directory of her choice where root writes and
+ * deletes.  A dry run may name one that does not exist yet: then *ret is
  * -ENOENT.  Returns an exit status.
  */
 static int open_target(const char *target, int *ret) {
-        int fd, r;
+        Chase c = { .flags = CHASE_SAFE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
+        int fd;
 
-        if (arg_to && !arg_dry_run && mkdir(arg_to, 0700) < 0 && errno != EEXIST) {
-                r = negative_errno();
-                fprintf(stderr, "refsnapctl: %s: %s\n", arg_to, strerror(-r));
-                return exit_status_from_errno(r);
-        }
-        fd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                r = negative_errno();
-                if (!(arg_dry_run && r == -ENOENT)) {
-                        fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
-                        return exit_status_from_errno(r);
-                }
-                fd = r;
+        fd = chase_dir(AT_FDCWD, target, &c);
+        if (fd < 0 && !(arg_dry_run && fd == -ENOENT)) {
+                target_error(target, fd, &c);
+                /* A refusal for safety (-EPERM from CHASE_SAFE) is not a lack of privilege. */
+                return fd == -EPERM ? EXIT_FAILED : exit_status_from_errno(fd);
         }
         *ret = fd;
         return EXIT_OK;
@@ -65,6 +87,8 @@ static int prepare_restore(const Job *job, int store) {
                 fprintf(stderr, "refsnapctl: %s: cannot lock the store: %s\n", job->name, strerror(-r));
                 return EXIT_FAILED;
         }
+        /* A staging directory an interrupted restore left, among others. */
+        (void) store_remove_leftovers_locked(store, NULL);
         return EXIT_OK;
 }
 
@@ -72,7 +96,8 @@ static int prepare_restore(const Job *job, int store) {
  * Restore path ("" for the whole job) of snapshot snap (called name) into
  * live.  Returns an exit status.
  */
-static int restore_path(Restore *o, const Job *job, const char *name, int snap, int live, const char *path) {
+static int restore_path(Restore *o, const Job *job, const char *name, int snap, int live, int store,
+                        const char *path) {
         _cleanup_free_ char *rel = NULL;
         int r;
 
@@ -83,7 +108,7 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
                 printf("+ %s/\n", *rel ? rel : ".");
                 return EXIT_OK;
         }
-        r = restore_run(o, snap, live, rel);
+        r = restore_run(o, snap, live, store, rel);
         if (r == -ENOENT)
                 return EXIT_NOT_FOUND;
         if (r < 0) {
@@ -107,6 +132,7 @@ static void print_summary(const Restore *o, const char *name, const char *target
 int verb_restore(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
+        _cleanup_free_ char *to = NULL;
         char name[SNAPSHOT_NAME_MAX];
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
         const char *target;
@@ -124,7 +150,14 @@ int verb_restore(int argc, char *argv[]) {
         /* The store, should it lie inside the tree, is left alone. */
         if (fstat(store, &st) == 0)
                 o.skip = file_id(&st);
-        target = arg_to ? arg_to : job->source;
+        if (arg_to && arg_to[0] != '/') {
+                _cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+                to = cwd ? path_join(cwd, arg_to) : NULL;
+                if (!to)
+                        return exit_status_from_errno(-ENOMEM);
+        }
+        target = to ? to : arg_to ? arg_to : job->source;
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
@@ -134,10 +167,10 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         if (argc == 3)
-                r = restore_path(&o, job, name, snap, live, "");
+                r = restore_path(&o, job, name, snap, live, store, "");
         else
                 for (int i = 3; i < argc && r == EXIT_OK; i++)
-                        r = restore_path(&o, job, name, snap, live, argv[i]);
+                        r = restore_path(&o, job, name, snap, live, store, argv[i]);
         if (r != EXIT_OK)
                 return r;
         print_summary(&o, name, target);

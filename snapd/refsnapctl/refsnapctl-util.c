@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bus-names.h"
 #include "exit-status.h"
@@ -35,6 +36,12 @@ const Job *find_job(const Config *c, const char *name) {
 int open_snapshot(const Job *job, int store, const char *arg, char name[static SNAPSHOT_NAME_MAX]) {
         int fd, r;
 
+        if (store == -EPERM && geteuid() == 0) {
+                fprintf(stderr, "refsnapctl: %s: store %s is not root's, or is reached through a directory "
+                        "another user could change: refusing it (refsnapctl check-config says which)\n",
+                        job->name, job->store);
+                return -ENOTRECOVERABLE;
+        }
         if (store < 0) {
                 fprintf(stderr, "refsnapctl: %s: store %s: %s\n", job->name, job->store, strerror(-store));
                 return store;

@@ -80,6 +80,34 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# The restore target is resolved without following a symbolic link, and
+# only through root's directories (checked before anything else, so the
+# host, without reflinkat, can test it with --dry-run).
+mkdir -p "$t/real" && ln -s real "$t/link"
+sed "s|^source = .*|source = $t/link/src|" "$t/main.conf" > "$t/link.conf"
+out=$("$ctl" -c "$t/link.conf" --conf-dir "$t/conf.d" restore home latest --dry-run 2>&1)
+ok test $? = 1
+ok grep -q "link: a symbolic link; restore never follows one" <<<"$out"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --to "$t/link/x" 2>&1)
+ok test $? = 1
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$t/user/src" && chown -R nobody "$t/user"
+	sed "s|^source = .*|source = $t/user/src|" "$t/main.conf" > "$t/user.conf"
+	out=$("$ctl" -c "$t/user.conf" --conf-dir "$t/conf.d" restore home latest --dry-run 2>&1)
+	ok test $? = 1
+	ok grep -q "user is owned by or writable by a user other than root" <<<"$out"
+	out=$("$ctl" "${c[@]}" restore home latest --dry-run --to "$t/user/src/x" 2>&1)
+	ok test $? = 1
+	chown nobody "$t/store"
+	out=$("$ctl" "${c[@]}" restore home latest --dry-run 2>&1)
+	ok test $? = 1
+	ok grep -q "store $t/store is not root's" <<<"$out"
+	out=$("$ctl" "${c[@]}" list home 2>&1)
+	ok test $? != 0
+	chown root "$t/store"
+	out=$("$ctl" "${c[@]}" restore home latest --dry-run 2>&1)
+	ok test $? = 0
+fi
 echo "colour = blue" >> "$t/main.conf"
 out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1

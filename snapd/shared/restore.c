@@ -17,6 +17,7 @@
 #include "path-util.h"
 #include "restore.h"
 #include "rm-rf.h"
+#include "store.h"
 #include "stat-util.h"
 #include "strv.h"
 #include "tree-diff.h"
@@ -26,7 +27,7 @@ static int fail(Restore *o, const char *path, int r, const char *what) {
         return r;
 }
 
-static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix, int staging);
+static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix);
 
 /* Put staged sdir/name in place of ldir/name. */
 static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_t mnt, const char *path) {
@@ -63,7 +64,7 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
                         return fail(o, path, -errno, "cannot open");
                 if (!stat_inode_same(&now, &ls))
                         return fail(o, path, -ESTALE, "replaced while restoring");
-                r = merge_contents(o, cs, cl, mnt, path, -1);
+                r = merge_contents(o, cs, cl, mnt, path);
                 if (r < 0)
                         return r;
                 r = copy_meta_fd(cs, cl, &ss);
@@ -82,14 +83,11 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
         return 0;
 }
 
-static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix, int staging) {
-        struct stat stg = {};
+static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix) {
         char **names = NULL, **live = NULL;
         size_t n = 0, nl = 0;
         int r;
 
-        if (staging >= 0 && fstat(staging, &stg) < 0)
-                return -errno;
         r = dir_names_sorted(sfd, NULL, &names, &n);
         if (r < 0)
                 return fail(o, prefix, r, "cannot read the staged copy");
@@ -113,9 +111,8 @@ static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char
                           STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
                         continue;
                 stat_from_statx(&st, &x);
-                if (file_id_is(&st, o->skip) || (staging >= 0 && stat_inode_same(&st, &stg)) ||
-                    (S_ISDIR(st.st_mode) && x.stx_mnt_id != mnt))
-                        continue;       /* the store, the staging area, a mount */
+                if (file_id_is(&st, o->skip) || x.stx_mnt_id != mnt)
+                        continue;       /* the store; a mount (a directory or a file) */
                 path = path_join(prefix, live[i]);
                 if (!path) {
                         r = -ENOMEM;
@@ -190,35 +187,19 @@ static int print_change(DiffKind kind, const char *path, const struct stat *a, c
         return 0;
 }
 
-static bool is_restore_leftover(const char *name, void *userdata) {
-        const char *p = name + strlen(RESTORE_STAGING_PREFIX);
-        char *end;
-        long pid;
-
-        if (strncmp(name, RESTORE_STAGING_PREFIX, strlen(RESTORE_STAGING_PREFIX)) != 0)
-                return false;
-        /* Another restore into this tree, still running: its own. */
-        pid = strtol(p, &end, 10);
-        return !(*p && !*end && pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM));
-}
-
-int restore_remove_leftovers(int live_root) {
-        return rm_leftovers(live_root, is_restore_leftover, NULL, NULL);
-}
-
 /*
  * The steps of restore_run(): find the path in the snapshot, then either
- * compare (dry run) or stage a copy beside the live tree and merge it in,
- * then remove the staging directory.
+ * compare (dry run) or stage a copy in the store, sync it and merge it
+ * in, then remove the staging directory.
  */
 typedef struct Run {
         Restore *o;
-        int snap_root, live_root;
+        int snap_root, live_root, stage_root;
         const char *path;       /* "" for the whole tree */
         char *dir;              /* path's directory ("" at the top) */
         const char *base;       /* path's last component */
         int snap_dir, live_dir, staging;
-        char stg_name[sizeof(RESTORE_STAGING_PREFIX) + 12];
+        char stg_name[sizeof(STORE_RESTORE_PREFIX) + 12];
 } Run;
 
 static int run_find(Run *u) {
@@ -245,7 +226,6 @@ static int run_dry(Run *u) {
                 .fn = print_change,
                 .userdata = o,
                 .report_dirs = true,
-                .skip_prefix = RESTORE_STAGING_PREFIX,
                 .skip = o->skip,
         };
         int r;
@@ -267,15 +247,14 @@ static int run_stage(Run *u) {
                 if (u->live_dir < 0)
                         return u->live_dir;
         }
-        (void) restore_remove_leftovers(u->live_root);
-        snprintf(u->stg_name, sizeof(u->stg_name), RESTORE_STAGING_PREFIX "%d", (int) getpid());
-        if (mkdirat(u->live_root, u->stg_name, 0700) < 0) {
+        snprintf(u->stg_name, sizeof(u->stg_name), STORE_RESTORE_PREFIX "%d", (int) getpid());
+        if (mkdirat(u->stage_root, u->stg_name, 0700) < 0) {
                 int r = fail(u->o, u->stg_name, -errno, "cannot make the staging directory");
 
                 u->stg_name[0] = '\0';    /* not ours */
                 return r;
         }
-        u->staging = chase_dir(u->live_root, u->stg_name, &(Chase) { .flags = CHASE_NO_XDEV });
+        u->staging = chase_dir(u->stage_root, u->stg_name, &(Chase) { .flags = CHASE_NO_XDEV });
         if (u->staging < 0)
                 return fail(u->o, u->stg_name, u->staging, "cannot open the staging directory");
         return 0;
@@ -291,14 +270,17 @@ static int run_merge(Run *u) {
         r = fd_mount_id(u->live_root, &mnt);
         if (r < 0)
                 return r;
-        if (*u->path) {
+        if (*u->path)
                 r = mirror_entry(&w, u->snap_dir, u->base, u->staging);
-                if (r >= 0)
-                        r = merge_entry(o, u->staging, u->live_dir, u->base, mnt, u->path);
-        } else {
+        else
                 r = mirror_tree(&w, u->snap_root, u->staging);
-                if (r >= 0)
-                        r = merge_contents(o, u->staging, u->live_root, mnt, "", u->staging);
+        /* What replaces the live entries is on disk before any of them is replaced. */
+        if (r >= 0 && syncfs(u->staging) < 0)
+                r = fail(o, u->path, -errno, "cannot sync the staged copy");
+        if (r >= 0 && *u->path)
+                r = merge_entry(o, u->staging, u->live_dir, u->base, mnt, u->path);
+        else if (r >= 0) {
+                r = merge_contents(o, u->staging, u->live_root, mnt, "");
                 if (r >= 0 && fstat(u->snap_root, &st) == 0) {
                         r = copy_meta_fd(u->snap_root, u->live_root, &st);
                         if (r < 0)
@@ -307,39 +289,33 @@ static int run_merge(Run *u) {
         }
         if (r == -EXDEV && w.stats.files == 0)
                 fprintf(o->log, "the live tree is not on the snapshot's filesystem: reflinks cannot cross filesystems\n");
+        if (r >= 0 && syncfs(u->live_root) < 0)
+                r = fail(o, u->path, -errno, "cannot sync the restored entries");
         return r;
 }
 
 static int run_done(Run *u, int r) {
-        struct stat st;
-
         safe_close(u->snap_dir);
         safe_close(u->live_dir);
         safe_close(u->staging);
         free(u->dir);
-        if (!u->stg_name[0])
-                return r;
-        {
-                int k = rm_rf_at(u->live_root, u->stg_name);
+        if (u->stg_name[0]) {
+                /* Holds what the exchanges replaced: in the store, so the live tree is not touched. */
+                int k = rm_rf_at(u->stage_root, u->stg_name);
 
                 if (k < 0)
                         fprintf(u->o->log, "%s: cannot remove the staging directory: %s\n", u->stg_name,
                                 strerror(-k));
         }
-        /* Removing the staging directory touched the root: its times again. */
-        if (r >= 0 && !*u->path && fstat(u->snap_root, &st) == 0) {
-                r = copy_times_fd(u->live_root, &st);
-                if (r < 0)
-                        fail(u->o, ".", r, "cannot set the root directory's times");
-        }
         return r;
 }
 
-int restore_run(Restore *o, int snap_root, int live_root, const char *path) {
+int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const char *path) {
         Run u = {
                 .o = o,
                 .snap_root = snap_root,
                 .live_root = live_root,
+                .stage_root = stage_root,
                 .path = path ? path : "",
                 .snap_dir = -EBADF,
                 .live_dir = -EBADF,

@@ -14,21 +14,23 @@
  *
  * The snapshot's entry is first mirrored with the snapshot engine (one
  * reflinkat(REFLINK_ATTR_ALL) per regular file, everything else rebuilt
- * with its metadata, hard links kept) into a hidden staging directory,
- * RESTORE_STAGING_PREFIX<pid>, in the live tree's root; then each entry
- * is renamed over its live twin (renameat2 RENAME_EXCHANGE), so a reader
- * sees the old or the new file, never a partial one.  Live directories
- * are entered, never replaced, and get the snapshot's metadata back.
+ * with its metadata, hard links kept) into a staging directory,
+ * STORE_RESTORE_PREFIX<pid>, inside the store (root's, 0700, so nobody
+ * else can touch what is staged), and synced; then each entry is renamed
+ * over its live twin (renameat2 RENAME_EXCHANGE), so a reader, or a power
+ * cut, sees the old or the new entry, never a partial one.  Live
+ * directories are entered, never replaced, and get the snapshot's
+ * metadata back.  Nothing is ever created in the live tree but the
+ * restored entries themselves.
  *
  * Nothing in the live tree is followed: every path is opened with
  * chase_dir().  Where the snapshot has a directory and the live tree has a
  * symbolic link (or any other file), the link is swapped out for the
  * restored directory, not followed.  A symbolic link among the parent
  * directories of a restored path refuses the restore.  Other mounts
- * inside the live tree are neither entered nor replaced.
+ * inside the live tree (mount ID: bind mounts of the same filesystem and
+ * btrfs subvolumes' mounts too) are neither entered, replaced nor emptied.
  */
-
-#define RESTORE_STAGING_PREFIX ".refsnap-restore."
 
 typedef struct RestoreStats {
         uint64_t replaced;      /* entries renamed into place */
@@ -48,10 +50,9 @@ typedef struct Restore {
 
 /*
  * Restore snap_root/path into live_root/path (path "" or NULL: the whole
- * tree, and the root directory's metadata).  path is normalized.
- * Returns 0 or -errno (described on log).
+ * tree, and the root directory's metadata), staging in stage_root (the
+ * store, which the caller has locked; on live_root's mount, since entries
+ * are renamed from one to the other).  path is normalized.  Returns 0 or
+ * -errno (described on log).
  */
-int restore_run(Restore *o, int snap_root, int live_root, const char *path);
-
-/* Remove staging directories an interrupted restore left in live_root. */
-int restore_remove_leftovers(int live_root);
+int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const char *path);

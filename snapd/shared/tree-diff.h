@@ -29,7 +29,6 @@ typedef struct TreeDiff {
         diff_fn fn;
         void *userdata;
         bool report_dirs;       /* also report directories whose mode or owner differ */
-        const char *skip_prefix;        /* names starting with it are not compared */
         FileId skip;                    /* nor this directory (a store inside the tree) */
 } TreeDiff;
 
