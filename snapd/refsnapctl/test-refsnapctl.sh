@@ -3,7 +3,9 @@
 # and --json), prune --dry-run and prune, check-config, the exit codes.
 set -u
 ctl=${1:?usage: test-refsnapctl.sh REFSNAPCTL}
-t=$(mktemp -d /var/tmp/refsnap-test-ctl.XXXXXX)
+# Not under /tmp or /var/tmp: check-config refuses those (PrivateTmp=).
+t=$(mktemp -d "$PWD/refsnap-test-ctl.XXXXXX")
+chmod 0755 "$t"
 trap 'rm -rf "$t"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }

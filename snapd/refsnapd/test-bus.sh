@@ -6,7 +6,8 @@
 set -u
 daemon=${1:?usage: test-bus.sh REFSNAPD REFSNAPCTL POLICY}
 ctl=${2:?} policy=${3:?}
-t=$(mktemp -d /var/tmp/refsnap-test-bus.XXXXXX)
+# Not under /tmp or /var/tmp: the daemon refuses those (PrivateTmp=).
+t=$(mktemp -d "$PWD/refsnap-test-bus.XXXXXX")
 bus_pid= d_pid=
 cleanup() {
 	[ -n "$d_pid" ] && kill "$d_pid" 2>/dev/null

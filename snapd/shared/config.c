@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "config.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
@@ -386,6 +388,109 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
         return 0;
 }
 
+/* The unit's PrivateTmp= gives the daemon /tmp and /var/tmp of its own. */
+static const char *private_tmp(const char *path) {
+        if (path_startswith(path, "/tmp"))
+                return "/tmp";
+        if (path_startswith(path, "/var/tmp"))
+                return "/var/tmp";
+        return NULL;
+}
+
+static void check_source(FILE *f, unsigned *n, const Job *j, uint64_t *ret_mnt) {
+        _cleanup_free_ char *canonical = NULL;
+        struct stat st;
+
+        *ret_mnt = 0;
+        if (lstat(j->source, &st) < 0)
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                       strerror(errno));
+        else if (S_ISLNK(st.st_mode))
+                report(f, n, "%s:%u: [%s]: source %s is a symbolic link; name the directory itself",
+                       j->file, j->line, j->name, j->source);
+        else if (!S_ISDIR(st.st_mode))
+                report(f, n, "%s:%u: [%s]: source %s is not a directory", j->file, j->line, j->name,
+                       j->source);
+        else if (!(canonical = realpath(j->source, NULL)))
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                       strerror(errno));
+        else if (strcmp(canonical, j->source) != 0)
+                report(f, n, "%s:%u: [%s]: source %s is not canonical (a symbolic link on the way); "
+                       "its canonical path is %s", j->file, j->line, j->name, j->source, canonical);
+        else if (private_tmp(j->source))
+                report(f, n, "%s:%u: [%s]: source %s is under %s, which refsnapd.service sees as a "
+                       "private, empty directory of its own (PrivateTmp=yes)", j->file, j->line, j->name,
+                       j->source, private_tmp(j->source));
+        else if (path_mount_id_nearest(j->source, ret_mnt, NULL) < 0)
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                       strerror(errno));
+}
+
+static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uint64_t src_mnt) {
+        _cleanup_free_ char *existing = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t store_mnt = 0;
+        Chase ch = { .flags = CHASE_SAFE };
+        struct stat st;
+        int r;
+
+        if (private_tmp(j->store)) {
+                report(f, n, "%s:%u: [%s]: store %s is under %s, which refsnapd.service sees as a "
+                       "private directory of its own (PrivateTmp=yes)", j->file, j->line, j->name,
+                       j->store, private_tmp(j->store));
+                return;
+        }
+        for (size_t k = 0; k < c->n_jobs; k++)
+                if (c->jobs[k] != j && c->jobs[k]->source && path_startswith(j->store, c->jobs[k]->source))
+                        report(f, n, "%s:%u: [%s]: store %s lies inside the source of job %s, which would "
+                               "snapshot these snapshots, and whose restore --delete would delete them",
+                               j->file, j->line, j->name, j->store, c->jobs[k]->name);
+        r = path_mount_id_nearest(j->store, &store_mnt, &existing);
+        if (r < 0) {
+                report(f, n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name, j->store, strerror(-r));
+                return;
+        }
+        if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode)) {
+                report(f, n, "%s:%u: [%s]: store: %s is %s", j->file, j->line, j->name, existing,
+                       S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" :
+                       "not a directory");
+                return;
+        }
+        if (src_mnt && store_mnt != src_mnt)
+                report(f, n, "%s:%u: [%s]: store %s is not on the mount of source %s", j->file, j->line,
+                       j->name, j->store, j->source);
+        /* What store_open() will refuse, said with the directory at fault. */
+        fd = chase_dir(AT_FDCWD, existing, &ch);
+        if (fd == -EPERM || fd == -ELOOP) {
+                size_t len = ch.failed_len;
+
+                if (fd == -EPERM) {
+                        /* The name looked up in an unsafe directory: name the directory. */
+                        while (len > 1 && existing[len - 1] != '/')
+                                len--;
+                        if (len > 1)
+                                len--;
+                }
+                report(f, n, "%s:%u: [%s]: store %s: %.*s %s", j->file, j->line, j->name, j->store,
+                       (int) len, existing,
+                       fd == -ELOOP ? "is a symbolic link; name the store canonically" :
+                       "is owned by or writable by a user other than root, who could swap the store "
+                       "for a directory of her own");
+        } else if (fd < 0)
+                report(f, n, "%s:%u: [%s]: store %s: %s: %s", j->file, j->line, j->name, j->store, existing,
+                       strerror(-fd));
+        else if (fstat(fd, &st) < 0)
+                report(f, n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name, existing, strerror(errno));
+        else if (strcmp(existing, j->store) == 0 && st.st_uid != 0)
+                report(f, n, "%s:%u: [%s]: store %s is owned by uid %u; it must be root's", j->file, j->line,
+                       j->name, j->store, (unsigned) st.st_uid);
+        else if (strcmp(existing, j->store) != 0 && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
+                /* The store is to be made in it: another user could make it first. */
+                report(f, n, "%s:%u: [%s]: store %s: %s is owned by or writable by a user other than root, "
+                       "who could make the store as a directory of her own", j->file, j->line, j->name,
+                       j->store, existing);
+}
+
 int config_check_paths(const Config *c, char **errors) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -397,35 +502,10 @@ int config_check_paths(const Config *c, char **errors) {
         for (size_t i = 0; i < c->n_jobs; i++) {
                 const Job *j = c->jobs[i];
                 const char *hooks[] = { j->pre_snapshot, j->post_snapshot };
-                uint64_t src_mnt = 0, store_mnt = 0;
-                _cleanup_free_ char *existing = NULL;
-                struct stat st;
-                int r;
+                uint64_t src_mnt = 0;
 
-                if (lstat(j->source, &st) < 0)
-                        report(f, &n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name,
-                               j->source, strerror(errno));
-                else if (S_ISLNK(st.st_mode))
-                        report(f, &n, "%s:%u: [%s]: source %s is a symbolic link; name the directory itself",
-                               j->file, j->line, j->name, j->source);
-                else if (!S_ISDIR(st.st_mode))
-                        report(f, &n, "%s:%u: [%s]: source %s is not a directory", j->file, j->line,
-                               j->name, j->source);
-                else if (path_mount_id_nearest(j->source, &src_mnt, NULL) < 0)
-                        report(f, &n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name,
-                               j->source, strerror(errno));
-                else {
-                        r = path_mount_id_nearest(j->store, &store_mnt, &existing);
-                        if (r < 0)
-                                report(f, &n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name,
-                                       j->store, strerror(-r));
-                        else if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode))
-                                report(f, &n, "%s:%u: [%s]: store: %s is not a directory", j->file,
-                                       j->line, j->name, existing);
-                        else if (store_mnt != src_mnt)
-                                report(f, &n, "%s:%u: [%s]: store %s is not on the mount of source %s",
-                                       j->file, j->line, j->name, j->store, j->source);
-                }
+                check_source(f, &n, j, &src_mnt);
+                check_store(f, &n, c, j, src_mnt);
                 for (size_t k = 0; k < ELEMENTSOF(hooks); k++)
                         if (hooks[k] && access(hooks[k], X_OK) < 0)
                                 report(f, &n, "%s:%u: [%s]: %s %s: %s", j->file, j->line, j->name,

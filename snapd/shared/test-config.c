@@ -4,6 +4,7 @@
  * file:line: key form of each message.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,36 +216,65 @@ int main(void) {
                 rmdir(dd);
         }
 
-        /* Paths on disk. */
-        {
-                _cleanup_free_ char *src = NULL, *conf = NULL, *path = NULL, *lnk = NULL;
+        /*
+         * Paths on disk, in a tree of the build directory's (not under
+         * /tmp, which the daemon's unit makes private and check-config
+         * refuses).
+         */
+        if (geteuid() == 0) {
+                _cleanup_free_ char *cwd = getcwd(NULL, 0), *conf = NULL, *path = NULL, *cmd = NULL;
                 char *errors = NULL;
+                char t[PATH_MAX];
 
-                if (asprintf(&src, "%s/src", dir) < 0 || mkdir(src, 0755) < 0 ||
-                    asprintf(&lnk, "%s/link", dir) < 0 || symlink(src, lnk) < 0)
+                snprintf(t, sizeof(t), "%s/refsnap-test-config.XXXXXX", cwd ? cwd : ".");
+                if (!cwd || !mkdtemp(t) || chmod(t, 0755) < 0)
                         abort();
-                if (asprintf(&conf, "[a]\nsource = %s\nstore = %s/store/a\ninterval = 1h\n"
+                if (asprintf(&cmd, "cd '%s' && mkdir -p src real/src u/src w/src o/src && ln -s real link && "
+                             "mkdir -p u/store && chown 65534 u/store && chown 65534 w && mkdir -p o/store && "
+                             "chmod 0777 o", t) < 0 || system(cmd) != 0)
+                        abort();
+                if (asprintf(&conf, "[a]\nsource = %s/src\nstore = %s/store/a\ninterval = 1h\n"
                              "[b]\nsource = %s/missing\nstore = %s/store/b\ninterval = 1h\n"
-                             "[c]\nsource = %s\nstore = /proc/x\ninterval = 1h\n"
-                             "[d]\nsource = %s\nstore = %s/store/d\ninterval = 1h\n"
-                             "pre_snapshot = /nonexistent/hook\n",
-                             src, dir, dir, dir, src, lnk, dir) < 0)
+                             "[c]\nsource = %s/src\nstore = /proc/x\ninterval = 1h\n"
+                             "[d]\nsource = %s/link/src\nstore = %s/store/d\ninterval = 1h\n"
+                             "pre_snapshot = /nonexistent/hook\n"
+                             "[e]\nsource = /tmp\nstore = /var/tmp/x\ninterval = 1h\n"
+                             "[f]\nsource = %s/u/src\nstore = %s/src/inner\ninterval = 1h\n"
+                             "[g]\nsource = %s/u/src\nstore = %s/u/store\ninterval = 1h\n"
+                             "[h]\nsource = %s/w/src\nstore = %s/w/store\ninterval = 1h\n"
+                             "[i]\nsource = %s/o/src\nstore = %s/o/store\ninterval = 1h\n"
+                             "[j]\nsource = %s/o/src\nstore = %s/link/store\ninterval = 1h\n",
+                             t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t) < 0)
                         abort();
                 path = write_file("paths.conf", conf);
                 CHECK(config_load(path, NULL, &c, &errors) == 0);
                 CHECK(config_check_paths(c, &errors) == -EINVAL);
+                fprintf(stderr, "%s", errors ? errors : "");
                 CHECK(errors && !strstr(errors, "[a]"));
                 CHECK(errors && strstr(errors, "paths.conf:5: [b]: source") &&
                       strstr(errors, "No such file or directory"));
                 CHECK(errors && strstr(errors, "[c]: store /proc/x is not on the mount of source"));
-                CHECK(errors && strstr(errors, "[d]: source") && strstr(errors, "is a symbolic link"));
+                CHECK(errors && strstr(errors, "[d]: source") && strstr(errors, "is not canonical") &&
+                      strstr(errors, "its canonical path is ") && strstr(errors, "/real/src"));
                 CHECK(errors && strstr(errors, "[d]: pre_snapshot /nonexistent/hook: No such file"));
+                CHECK(errors && strstr(errors, "[e]: source /tmp is under /tmp, which refsnapd.service"));
+                CHECK(errors && strstr(errors, "[e]: store /var/tmp/x is under /var/tmp"));
+                CHECK(errors && strstr(errors, "[f]: store") &&
+                      strstr(errors, "lies inside the source of job a"));
+                CHECK(errors && strstr(errors, "[g]: store") && strstr(errors, "/u/store is owned by uid 65534"));
+                CHECK(errors && strstr(errors, "[h]: store") &&
+                      strstr(errors, "/w is owned by or writable by a user other than root"));
+                CHECK(errors && strstr(errors, "[i]: store") &&
+                      strstr(errors, "/o is owned by or writable by a user other than root"));
+                CHECK(errors && strstr(errors, "[j]: store") && strstr(errors, "/link is a symbolic link"));
                 free(errors);
                 c = config_free(c);
-                unlink(lnk);
-                rmdir(src);
+                free(cmd);
+                if (asprintf(&cmd, "rm -rf '%s'", t) < 0 || system(cmd) != 0)
+                        abort();
                 unlink(path);
-        }
+        } else
+                SKIP("paths on disk: not root, cannot make root's and users' trees");
         {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/main.conf", dir) >= 0)
