@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +134,18 @@ static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *er
 }
 
 typedef struct PruneTask {
+        Manager *manager;
         sd_bus_message *call;
         int memfd;
+        pid_t pid;
         sd_event_source *source;
 } PruneTask;
 
 static PruneTask *prune_task_free(PruneTask *t) {
         if (!t)
                 return NULL;
+        if (t->pid > 0)
+                manager_child_gone(t->manager, t->pid);
         sd_bus_message_unref(t->call);
         safe_close(t->memfd);
         sd_event_source_disable_unref(t->source);
@@ -185,6 +190,7 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
+        t->manager = m;
         t->memfd = memfd_create("refsnap-prune", MFD_CLOEXEC);
         if (t->memfd < 0) {
                 prune_task_free(t);
@@ -196,7 +202,17 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 return -errno;
         }
         if (pid == 0) {
-                FILE *f = fdopen(t->memfd, "w");
+                FILE *f;
+                sigset_t none;
+
+                /*
+                 * SIGTERM (the daemon stopping) ends the prune at once:
+                 * what it retired stays hidden, for the next run to remove.
+                 */
+                sigemptyset(&none);
+                signal(SIGTERM, SIG_DFL);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                f = fdopen(t->memfd, "w");
 
                 r = f ? snapshot_prune(js->job, time(NULL), dry_run, f) : -ENOMEM;
                 if (r < 0 && f)
@@ -206,7 +222,14 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 _exit(r < 0 ? 255 : MIN(r, 250));
         }
         r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_prune_exit, t);
+        if (r >= 0) {
+                r = manager_track_child(m, pid);
+                if (r >= 0)
+                        t->pid = pid;
+        }
         if (r < 0) {
+                kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
                 prune_task_free(t);
                 return r;
         }

@@ -92,6 +92,65 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
         }
 }
 
+/* While stopping: end the loop once no child is left. */
+static int manager_exit_if_done(Manager *m) {
+        if (!m->stopping || m->n_others > 0)
+                return 0;
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->child)
+                        return 0;
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_track_child(Manager *m, pid_t pid) {
+        pid_t *p = reallocarray(m->others, m->n_others + 1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        m->others = p;
+        m->others[m->n_others++] = pid;
+        if (m->stopping)
+                kill(pid, SIGTERM);
+        return 0;
+}
+
+void manager_child_gone(Manager *m, pid_t pid) {
+        for (size_t i = 0; i < m->n_others; i++)
+                if (m->others[i] == pid) {
+                        m->others[i] = m->others[--m->n_others];
+                        break;
+                }
+        (void) manager_exit_if_done(m);
+}
+
+static int on_other_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        manager_child_gone(userdata, si->si_pid);
+        sd_event_source_disable_unref(s);
+        return 0;
+}
+
+/*
+ * The worker of a job a reload dropped: cancelled, and reaped by a
+ * watch of its own (no zombie), waited for at stop like any child.
+ */
+static void manager_adopt_worker(Manager *m, JobState *js) {
+        sd_event_source *s = NULL;
+        pid_t pid = js->child;
+
+        js->child = 0;
+        js->child_source = sd_event_source_disable_unref(js->child_source);
+        kill(pid, SIGTERM);
+        if (sd_event_add_child(m->event, &s, pid, WEXITED, on_other_exit, m) < 0 ||
+            manager_track_child(m, pid) < 0) {
+                /* No way to watch it: wait here rather than leave a zombie. */
+                sd_event_source_disable_unref(s);
+                (void) waitpid(pid, NULL, 0);
+                return;
+        }
+        (void) sd_event_source_set_floating(s, true);
+        sd_event_source_unref(s);
+}
+
 static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         JobState *js = userdata;
         Manager *m = js->manager;
@@ -102,15 +161,11 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
         EMIT(m, finished, js, code == EXIT_OK, name);
-        if (m->stopping) {
+        if (m->stopping)
                 /* A cancelled or killed worker leaves its hidden partial
                  * tree; the job's next run removes it, so stopping stays
                  * quick. */
-                for (size_t i = 0; i < m->n_jobs; i++)
-                        if (m->jobs[i]->child)
-                                return 0;
-                return sd_event_exit(m->event, 0);
-        }
+                return manager_exit_if_done(m);
         if (js->job)
                 job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(m);
@@ -128,12 +183,16 @@ static int job_start(JobState *js) {
                 log_job(LOG_ERR, js->name, "cannot fork: %s", strerror(-r));
                 return r;
         }
-        js->child = pid;
         r = sd_event_add_child(m->event, &js->child_source, pid, WEXITED, on_worker_exit, js);
         if (r < 0) {
-                log_job(LOG_ERR, js->name, "cannot watch child: %s", strerror(-r));
+                /* Unwatched it would hold the job "running" for ever: end it now. */
+                log_job(LOG_ERR, js->name, "cannot watch the snapshot process: %s", strerror(-r));
+                kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                snprintf(js->result, sizeof(js->result), "failed");
                 return r;
         }
+        js->child = pid;
         snprintf(js->result, sizeof(js->result), "running");
         EMIT(m, started, js);
         manager_update_status(m);
@@ -344,7 +403,7 @@ static int manager_apply_config(Manager *m) {
         for (size_t k = 0; k < m->n_jobs; k++)
                 if (m->jobs[k]) {
                         if (m->jobs[k]->child)
-                                kill(m->jobs[k]->child, SIGTERM);
+                                manager_adopt_worker(m, m->jobs[k]);
                         job_state_free(m->jobs[k]);
                 }
         free(m->jobs);
@@ -412,6 +471,8 @@ static int on_kill_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                         log_job(LOG_WARNING, m->jobs[i]->name, "snapshot did not stop in time, killing it");
                         kill(m->jobs[i]->child, SIGKILL);
                 }
+        for (size_t i = 0; i < m->n_others; i++)
+                kill(m->others[i], SIGKILL);
         return 0;
 }
 
@@ -428,6 +489,11 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                         kill(m->jobs[i]->child, SIGTERM);
                         waiting = true;
                 }
+        /* A prune ends at once: what it retired stays hidden for the next run. */
+        for (size_t i = 0; i < m->n_others; i++) {
+                kill(m->others[i], SIGTERM);
+                waiting = true;
+        }
         if (!waiting)
                 return sd_event_exit(m->event, 0);
         /* Cancelled workers stop at the next entry; give them 3 s. */
@@ -492,6 +558,8 @@ void manager_done(Manager *m) {
         m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
         m->watch = watch_free(m->watch);
         m->status = mfree(m->status);
+        m->others = mfree(m->others);
+        m->n_others = 0;
         config_free(m->config);
         m->config = NULL;
         m->event = sd_event_unref(m->event);

@@ -50,8 +50,19 @@ struct Manager {
         sd_event_source *watch_source, *kill_timer;
         ManagerListener listener;
         char *status;           /* the last STATUS= line */
+        /* Children that are no job's worker: D-Bus prunes, workers of dropped jobs. */
+        pid_t *others;
+        size_t n_others;
         bool stopping;
 };
+
+/*
+ * Count pid among the daemon's other children: at stop it gets SIGTERM
+ * (SIGKILL 3 s later), and the daemon exits only once it is gone.  The
+ * caller watches it and calls manager_child_gone() when it exits.
+ */
+int manager_track_child(Manager *m, pid_t pid);
+void manager_child_gone(Manager *m, pid_t pid);
 
 /* Load and check the configuration; every error is logged.  */
 int manager_load_config(const char *path, const char *dropins, Config **ret);

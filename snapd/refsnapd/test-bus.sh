@@ -53,6 +53,9 @@ chmod 0666 "$t/bus.sock"
 chmod 0755 "$t"
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
 printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
+# A second job whose prune has one snapshot to remove.
+mkdir -p "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
+printf '[pr]\nsource = %s\nstore = %s\ninterval = 1h\nkeep_hourly = 1\n' "$t/src2" "$t/store2" >> "$t/main.conf"
 c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
 
 # Not running yet.
@@ -86,10 +89,29 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" status)" = 5
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5
 fi
+# A prune over D-Bus runs in a child of the daemon: at stop it gets
+# SIGTERM and is waited for, never left running.  Holding the store's
+# lock keeps the prune waiting for it, so the stop surely finds it.
+flock "$t/store2" sleep 60 </dev/null >/dev/null 2>&1 &
+holder=$!
+sleep 0.2
+busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" --timeout=60 call org.refsnap1 /org/refsnap1 \
+	org.refsnap1.Manager Prune sb pr false > "$t/prune-call.log" 2>&1 &
+caller=$!
+child=
+for i in $(seq 100); do child=$(pgrep -P "$d_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
+ok test -n "$child"
 # Stopped: the daemon exits cleanly (ASan would say otherwise), status says so.
 kill -TERM "$d_pid"
+start=$(date +%s%N)
 wait "$d_pid"
 ok test $? = 0
+ok test $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000
+ok sh -c "! kill -0 '${child:-0}' 2>/dev/null"
+pkill -P "$holder" 2>/dev/null
+kill "$holder" 2>/dev/null
+wait "$caller" "$holder" 2>/dev/null
+ok test -d "$t/store2/2020-01-02T00:00:00Z"
 d_pid=
 ok test "$(rc "$ctl" status)" = 3
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
