@@ -10,33 +10,67 @@
 #include <unistd.h>
 
 #include "exit-status.h"
+#include "hook.h"
+#include "macro.h"
 #include "log.h"
 #include "path-util.h"
 #include "prune.h"
 #include "refsnapd-worker.h"
 #include "snapshot.h"
+#include "timespan.h"
 
 static volatile sig_atomic_t worker_cancel = 0;
 
-static int run_hook(const char *hook, const Job *job, const char *snapshot) {
-        pid_t pid = fork();
-        int status;
+/*
+ * Run hook (pre or post) of job.  The environment is built here and is
+ * all the hook gets (see hook.h and refsnapd.conf(5)).  Returns what
+ * hook_run() returns.
+ */
+static int worker_hook(const Job *job, const char *which, const char *hook, const char *snapshot,
+                       const char *result) {
+        _cleanup_free_ char *e_job = NULL, *e_src = NULL, *e_store = NULL, *e_hook = NULL, *e_snap = NULL,
+                            *e_result = NULL;
+        char *env[8];
+        size_t n = 0;
+        usec_t timeout = job->hook_timeout;
+        char span[64];
+        int r;
 
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                setenv("REFSNAP_JOB", job->name, 1);
-                setenv("REFSNAP_SOURCE", job->source, 1);
-                setenv("REFSNAP_STORE", job->store, 1);
-                if (snapshot)
-                        setenv("REFSNAP_SNAPSHOT", snapshot, 1);
-                execl(hook, hook, job->name, (char *) NULL);
-                _exit(127);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (asprintf(&e_job, "REFSNAP_JOB=%s", job->name) < 0 ||
+            asprintf(&e_src, "REFSNAP_SOURCE=%s", job->source) < 0 ||
+            asprintf(&e_store, "REFSNAP_STORE=%s", job->store) < 0 ||
+            asprintf(&e_hook, "REFSNAP_HOOK=%s", which) < 0 ||
+            (snapshot && asprintf(&e_snap, "REFSNAP_SNAPSHOT=%s", snapshot) < 0) ||
+            (result && asprintf(&e_result, "REFSNAP_RESULT=%s", result) < 0))
+                return -ENOMEM;
+        env[n++] = (char *) "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        env[n++] = e_job;
+        env[n++] = e_src;
+        env[n++] = e_store;
+        env[n++] = e_hook;
+        if (e_snap)
+                env[n++] = e_snap;
+        if (e_result)
+                env[n++] = e_result;
+        env[n] = NULL;
+
+        /*
+         * A post hook after a cancel still runs (a quiesced service must
+         * be resumed), within what the daemon gives its workers to stop.
+         */
+        if (worker_cancel && (timeout == 0 || timeout > HOOK_KILL_GRACE))
+                timeout = HOOK_KILL_GRACE;
+        r = hook_run(hook, job->name, env, timeout, strcmp(which, "pre") == 0 ? &worker_cancel : NULL);
+        if (r == -ETIME)
+                log_job(LOG_WARNING, job->name, "%s_snapshot %s did not end within %s: killed", which, hook,
+                        timespan_format(timeout, span, sizeof(span)));
+        else if (r == -ECANCELED)
+                log_job(LOG_NOTICE, job->name, "%s_snapshot %s: cancelled", which, hook);
+        else if (r < 0)
+                log_job(LOG_WARNING, job->name, "%s_snapshot %s: %s", which, hook, strerror(-r));
+        else if (r > 0)
+                log_job(LOG_WARNING, job->name, "%s_snapshot %s failed (exit status %d)", which, hook, r);
+        return r;
 }
 
 static void on_term(int sig) {
@@ -56,18 +90,15 @@ static void worker_signals(void) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
-static void worker_post_snapshot(const Job *job, const char *name) {
-        _cleanup_free_ char *path = NULL;
+/* The pre hook, run by snapshot_take() once the store is locked. */
+static int worker_pre(void *userdata) {
+        const Job *job = userdata;
         int r;
 
-        if (!job->post_snapshot)
-                return;
-        path = path_join(job->store, name);
-        if (!path)
-                return;
-        r = run_hook(job->post_snapshot, job, path);
-        if (r != 0)
-                log_job(LOG_WARNING, job->name, "post_snapshot %s failed (%d)", job->post_snapshot, r);
+        r = worker_hook(job, "pre", job->pre_snapshot, NULL, NULL);
+        if (r != 0 && r != -ECANCELED)
+                log_job(LOG_WARNING, job->name, "pre_snapshot failed: snapshot skipped");
+        return r != 0;
 }
 
 static void worker_prune(const Job *job) {
@@ -75,42 +106,48 @@ static void worker_prune(const Job *job) {
 
         r = snapshot_prune(job, time(NULL), false, NULL);
         if (r < 0)
-                log_job(LOG_ERR, job->name, "retention failed: %s", strerror(-r));
+                log_job(LOG_ERR, job->name, "retention: some snapshots could not be removed: %s", strerror(-r));
         else if (r > 0)
                 log_job(LOG_INFO, job->name, "retention removed %d snapshot%s", r, r == 1 ? "" : "s");
 }
 
 _noreturn_ void worker_run(const Job *job) {
-        char name[SNAPSHOT_NAME_MAX];
+        _cleanup_free_ char *path = NULL;
+        SnapshotPre pre = { .fn = job->pre_snapshot ? worker_pre : NULL, .userdata = (void *) job };
+        char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
-        int r;
+        const char *result;
+        int r, code;
 
         worker_signals();
-        if (job->pre_snapshot) {
-                r = run_hook(job->pre_snapshot, job, NULL);
-                if (r != 0) {
-                        log_job(LOG_WARNING, job->name, "pre_snapshot %s failed (%d): snapshot skipped",
-                                job->pre_snapshot, r);
-                        _exit(EXIT_SKIPPED);
-                }
-        }
-        r = snapshot_take(job, NULL, &worker_cancel, stderr, name, &facts);
-        if (r == -ECANCELED) {
-                log_job(LOG_NOTICE, job->name, "snapshot cancelled, partial tree removed");
-                _exit(EXIT_CANCELLED);
-        }
-        if (r < 0) {
+        r = snapshot_take(job, NULL, &worker_cancel, stderr, &pre, name, &facts);
+        if (r == SNAPSHOT_SKIPPED) {
+                result = worker_cancel ? "cancelled" : "failed";
+                code = worker_cancel ? EXIT_CANCELLED : EXIT_SKIPPED;
+        } else if (r == -ECANCELED) {
+                log_job(LOG_NOTICE, job->name, "snapshot cancelled; its hidden partial tree is left for the next run");
+                result = "cancelled";
+                code = EXIT_CANCELLED;
+        } else if (r < 0) {
                 log_job(LOG_ERR, job->name, "snapshot failed: %s", strerror(-r));
-                _exit(EXIT_FAILED);
+                result = "failed";
+                code = EXIT_FAILED;
+        } else {
+                log_job(LOG_INFO, job->name,
+                        "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, %llds",
+                        name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
+                        (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
+                        (long long) (facts.end - facts.start));
+                result = "ok";
+                code = EXIT_OK;
+                path = path_join(job->store, name);
         }
-        log_job(LOG_INFO, job->name,
-                "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, %llds",
-                name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
-                (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
-                (long long) (facts.end - facts.start));
-        worker_post_snapshot(job, name);
-        worker_prune(job);
-        _exit(EXIT_OK);
+        /* After every pre hook, and after every attempt: the result says how it went. */
+        if (job->post_snapshot)
+                (void) worker_hook(job, "post", job->post_snapshot, path, result);
+        if (code == EXIT_OK)
+                worker_prune(job);
+        _exit(code);
 }
 
 int worker_start(const Job *job, pid_t *ret) {

@@ -15,6 +15,8 @@
  * "exclude =" clears the list.  See refsnapd.conf(5).
  */
 
+#define JOB_HOOK_TIMEOUT_DEFAULT (5 * USEC_PER_MIN)
+
 typedef struct Job {
         char *name;
         char *source;
@@ -26,6 +28,7 @@ typedef struct Job {
         size_t n_exclude;
         char *pre_snapshot;     /* NULL: none */
         char *post_snapshot;
+        usec_t hook_timeout;    /* each hook's; 0: none */
         char *file;             /* where the section first appeared */
         unsigned line;
 } Job;

@@ -15,8 +15,9 @@
 
 /*
  * The steps of snapshot_take(), in order: open (source, store, both on
- * one mount), lock (and clear what an interrupted run left), name (a
- * fresh .partial-NAME), mirror, sync, publish (facts, rename, latest).
+ * one mount), lock (and clear what an interrupted run left), the pre
+ * hook, name (a fresh .partial-NAME), mirror, sync, publish (facts,
+ * rename, latest).
  */
 
 typedef struct Take {
@@ -174,7 +175,8 @@ static void take_done(Take *t, int r) {
 }
 
 int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
-                  FILE *log, char name[static SNAPSHOT_NAME_MAX], SnapshotFacts *facts) {
+                  FILE *log, const SnapshotPre *pre, char name[static SNAPSHOT_NAME_MAX],
+                  SnapshotFacts *facts) {
         Take t = {
                 .job = job,
                 .log = log,
@@ -193,6 +195,10 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         r = take_open(&t);
         if (r >= 0)
                 r = take_lock(&t);
+        if (r >= 0 && pre && pre->fn && pre->fn(pre->userdata) != 0) {
+                take_done(&t, 0);
+                return SNAPSHOT_SKIPPED;
+        }
         if (r >= 0)
                 r = take_name(&t);
         if (r >= 0)

@@ -9,11 +9,26 @@
 #include "store.h"
 
 /*
+ * What runs with the store locked, before anything is written (the
+ * pre_snapshot hook): 0 goes on; anything else skips the snapshot.
+ */
+typedef struct SnapshotPre {
+        int (*fn)(void *userdata);
+        void *userdata;
+} SnapshotPre;
+
+/* snapshot_take() when pre skipped the snapshot. */
+#define SNAPSHOT_SKIPPED 1
+
+/*
  * Take one snapshot of job into its store: built under .partial-NAME,
  * renamed into place only when complete, then "latest" moves to it.  On
- * any failure (or cancel) the partial tree is removed.  ops is NULL for
- * the real engine, reflinkat(REFLINK_ATTR_ALL) for each regular file.
- * Problems are described on log.  Returns 0 or -errno.
+ * any failure the partial tree is removed; a cancelled one is left hidden
+ * for the next run.  ops is NULL for the real engine,
+ * reflinkat(REFLINK_ATTR_ALL) for each regular file.  pre (may be NULL)
+ * runs once the store is locked.  Problems are described on log.
+ * Returns 0, SNAPSHOT_SKIPPED or -errno.
  */
 int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
-                  FILE *log, char name[static SNAPSHOT_NAME_MAX], SnapshotFacts *facts);
+                  FILE *log, const SnapshotPre *pre, char name[static SNAPSHOT_NAME_MAX],
+                  SnapshotFacts *facts);

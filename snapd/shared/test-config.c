@@ -83,7 +83,8 @@ int main(void) {
                  "exclude = *.tmp ; inline comment\n"
                  "exclude = /cache/\n"
                  "pre_snapshot = /usr/local/sbin/flush-db\n"
-                 "post_snapshot =\n", &c);
+                 "post_snapshot =\n"
+                 "hook_timeout = 90s\n", &c);
         CHECK(e == NULL);
         free(e);
         CHECK(c && c->n_jobs == 1);
@@ -106,6 +107,7 @@ int main(void) {
                 CHECK(j->exclude[2] == NULL);
                 CHECK_STREQ(j->pre_snapshot, "/usr/local/sbin/flush-db");
                 CHECK(j->post_snapshot == NULL);
+                CHECK(j->hook_timeout == 90 * USEC_PER_SEC);
                 CHECK(j->line == 5);
                 CHECK(config_find_job(c, "nope") == NULL);
         }
@@ -136,6 +138,19 @@ int main(void) {
         expect_error(JOB "keep_daily = 99999999\n", "keep_daily: '99999999' is not a count");
         expect_error(JOB "interval = soon\n", "main.conf:5: interval: 'soon' is not a time span");
         expect_error(JOB "interval = 0\n", "main.conf:5: interval: '0': the interval must be at least 1s");
+        expect_error(JOB "hook_timeout = forever\n", "main.conf:5: hook_timeout: 'forever' is not a time span");
+        {
+                Config *d = NULL;
+                _cleanup_free_ char *e2 = load(JOB, &d);
+
+                CHECK(e2 == NULL && d && d->jobs[0]->hook_timeout == 5 * USEC_PER_MIN);
+                config_free(d);
+                d = NULL;
+                free(e2);
+                e2 = load(JOB "hook_timeout = 0\n", &d);
+                CHECK(e2 == NULL && d && d->jobs[0]->hook_timeout == 0);
+                config_free(d);
+        }
         expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
         expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");
         expect_error("[j]\nsource = relative/path\n", "main.conf:2: source: 'relative/path' is not an absolute");

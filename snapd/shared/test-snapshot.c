@@ -94,7 +94,7 @@ int main(void) {
         CHECK_STREQ(name, "2026-12-03T07:00:00Z-02");
 
         /* A snapshot: complete, named, latest, facts, the store 0700. */
-        r = snapshot_take(&job, &clone_double_ops, NULL, stderr, name, &f);
+        r = snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name, &f);
         CHECK(r == 0);
         CHECK(snapshot_name_valid(name));
         CHECK(exists(store, name));
@@ -136,7 +136,7 @@ int main(void) {
                         snprintf(p, sizeof(p), "%s/%s", store, n0);
                         mkdir(p, 0700);
                 }
-                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name2, &f) == 0);
                 snapshot_name_format(now, 1, n0);
                 snapshot_name_format(now + 1, 1, n1);
                 CHECK(strcmp(name2, n0) == 0 || strcmp(name2, n1) == 0);
@@ -151,7 +151,7 @@ int main(void) {
                 size_t size = 0;
                 FILE *log = open_memstream(&msg, &size);
 
-                CHECK(snapshot_take(&job, &ops, NULL, log, name2, &f) == -ENOSPC);
+                CHECK(snapshot_take(&job, &ops, NULL, log, NULL, name2, &f) == -ENOSPC);
                 fclose(log);
                 CHECK(msg && strstr(msg, "No space left on device"));
                 free(msg);
@@ -165,7 +165,7 @@ int main(void) {
                 volatile sig_atomic_t cancel = 1;
                 size_t before = count_snapshots(store);
 
-                CHECK(snapshot_take(&job, &clone_double_ops, &cancel, stderr, name2, &f) == -ECANCELED);
+                CHECK(snapshot_take(&job, &clone_double_ops, &cancel, stderr, NULL, name2, &f) == -ECANCELED);
                 CHECK(count_snapshots(store) == before);
                 sh("test -n \"$(ls -A '%s/.refsnap/job' | grep '^\\.partial-')\"", base);
         }
@@ -197,14 +197,14 @@ int main(void) {
                 CHECK(store_lock(other, false) == -EBUSY);
                 CHECK(store_remove_leftovers(other, NULL) == 0);
                 CHECK(exists(store, ".partial-2026-01-02T00:00:00Z"));
-                CHECK(snapshot_take(&job, &clone_double_ops, NULL, log, name2, &f) == -EBUSY);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, log, NULL, name2, &f) == -EBUSY);
                 fclose(log);
                 CHECK(msg && strstr(msg, "another snapshot or prune of this job is running"));
                 free(msg);
                 CHECK(count_snapshots(store) == before);
                 holder = safe_close(holder);
                 /* Free again: the next snapshot clears the leftover first. */
-                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, name2, &f) == 0);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name2, &f) == 0);
                 CHECK(!exists(store, ".partial-2026-01-02T00:00:00Z"));
         }
 
