@@ -20,6 +20,9 @@ enum {
         /* refsnapd --run-once, and its snapshot workers */
         EXIT_SKIPPED = 3,       /* the pre_snapshot hook failed */
         EXIT_CANCELLED = 4,     /* stopped before it was complete */
+
+        /* both: a snapshot was made, but some files were skipped (partial) */
+        EXIT_PARTIAL = 6,
 };
 
 /* EXIT_DENIED for "not permitted", EXIT_FAILED for any other -errno. */

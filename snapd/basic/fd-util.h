@@ -33,3 +33,9 @@ static inline DIR *opendir_fd(int fd) {
         rewinddir(dir);
         return dir;
 }
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)

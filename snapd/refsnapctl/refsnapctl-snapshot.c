@@ -1,16 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* refsnapctl snapshot JOB: one now, taken by refsnapd, waited for. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "bus-names.h"
 #include "exit-status.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
+#include "store.h"
 #include "timespan.h"
 
 /* How long to wait for the answer, which comes when the snapshot is complete. */
 #define SNAPSHOT_TIMEOUT_USEC (24 * 3600 * USEC_PER_SEC)
+
+/* Was the snapshot made partial (some files skipped)?  Its facts say, in the store. */
+static bool snapshot_partial(const char *job_name, const char *name) {
+        _cleanup_config_free_ Config *c = NULL;
+        _cleanup_close_ int store = -EBADF;
+        SnapshotFacts f = {};
+        const Job *job;
+
+        if (load_config(&c) < 0 || !(job = find_job(c, job_name)))
+                return false;
+        store = store_open(job->store, false);
+        if (store < 0 || store_read_facts(store, name, &f) < 0 || f.skipped == 0)
+                return false;
+        printf("%s: partial: %llu file%s the kernel would not reflink skipped (refsnapctl list %s)\n",
+               job_name, (unsigned long long) f.skipped, f.skipped == 1 ? " was" : "s were", job_name);
+        return true;
+}
 
 int verb_snapshot(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -38,5 +58,5 @@ int verb_snapshot(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(NULL, r);
         printf("%s: snapshot %s\n", argv[1], name);
-        return EXIT_OK;
+        return snapshot_partial(argv[1], name) ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -87,13 +87,13 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
                 return sd_bus_error_set_errnof(error, errno, "Cannot list %s: %m", js->job->store);
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(sxxtt)");
+                r = sd_bus_message_open_container(reply, 'a', "(sxxttt)");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 SnapshotFacts f = {};
 
                 (void) store_read_facts(store, names[i], &f);
-                r = sd_bus_message_append(reply, "(sxxtt)", names[i], (int64_t) f.start, (int64_t) f.end,
-                                          f.files, f.bytes);
+                r = sd_bus_message_append(reply, "(sxxttt)", names[i], (int64_t) f.start, (int64_t) f.end,
+                                          f.files, f.bytes, f.skipped);
         }
         strv_free(names);
         if (r >= 0)
@@ -252,7 +252,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_get_status, 0),
         SD_BUS_METHOD_WITH_ARGS("ListJobs", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssttsb)", jobs),
                                 method_list_jobs, 0),
-        SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_ARGS("s", job), SD_BUS_RESULT("a(sxxtt)", snapshots),
+        SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_ARGS("s", job), SD_BUS_RESULT("a(sxxttt)", snapshots),
                                 method_list_snapshots, 0),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
                                 method_snapshot, 0),

@@ -75,6 +75,20 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 if (js->job)
                         js->last = newest_snapshot(js->job, name);
                 break;
+        case EXIT_PARTIAL: {
+                _cleanup_close_ int store = -EBADF;
+                SnapshotFacts f = {};
+
+                if (js->job)
+                        js->last = newest_snapshot(js->job, name);
+                store = js->job && name[0] ? store_open(js->job->store, false) : -EBADF;
+                if (store >= 0 && store_read_facts(store, name, &f) == 0 && f.skipped)
+                        snprintf(js->result, sizeof(js->result), "partial (%llu file%s skipped)",
+                                 (unsigned long long) f.skipped, f.skipped == 1 ? "" : "s");
+                else
+                        snprintf(js->result, sizeof(js->result), "partial");
+                break;
+        }
         case EXIT_SKIPPED:
                 snprintf(js->result, sizeof(js->result), "skipped by pre_snapshot");
                 js->changed = true;
@@ -160,7 +174,7 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
-        EMIT(m, finished, js, code == EXIT_OK, name);
+        EMIT(m, finished, js, code == EXIT_OK || code == EXIT_PARTIAL, name);
         if (m->stopping)
                 /* A cancelled or killed worker leaves its hidden partial
                  * tree; the job's next run removes it, so stopping stays

@@ -138,14 +138,19 @@ _noreturn_ void worker_run(const Job *job) {
                         name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
                         (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
                         (long long) (facts.end - facts.start));
-                result = "ok";
-                code = EXIT_OK;
+                result = facts.skipped ? "partial" : "ok";
+                code = facts.skipped ? EXIT_PARTIAL : EXIT_OK;
+                if (facts.skipped)
+                        log_job(LOG_WARNING, job->name,
+                                "snapshot %s is partial: %llu file%s skipped (listed above, and in %s/.facts/%s"
+                                STORE_SKIPPED_SUFFIX ")", name, (unsigned long long) facts.skipped,
+                                facts.skipped == 1 ? "" : "s", job->store, name);
                 path = path_join(job->store, name);
         }
         /* After every pre hook, and after every attempt: the result says how it went. */
         if (job->post_snapshot)
                 (void) worker_hook(job, "post", job->post_snapshot, path, result);
-        if (code == EXIT_OK)
+        if (code == EXIT_OK || code == EXIT_PARTIAL)
                 worker_prune(job);
         _exit(code);
 }

@@ -84,7 +84,7 @@ out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
 ok test $? = 0
 ok grep -q '0 snapshots would be removed' <<<"$out"
 out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager ListSnapshots s bt 2>&1)
-ok test "$out" = "a(sxxtt) 0"
+ok test "$out" = "a(sxxttt) 0"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" status)" = 5
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5

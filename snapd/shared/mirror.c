@@ -76,6 +76,7 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->excluded += b->excluded;
         a->vanished += b->vanished;
         a->other_mounts += b->other_mounts;
+        a->skipped += b->skipped;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -278,7 +279,32 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
         return 0;
 }
 
-/* Make dfd/name like sfd/name (not a directory): 0, 1 when it vanished, or -errno. */
+bool mirror_skippable(int r) {
+        return r == -ETXTBSY || r == -EOPNOTSUPP || r == -EPERM || r == -EACCES;
+}
+
+/* A file left out for a reason of its own: on the log, and on the list. */
+static void skip_file(State *s, int r) {
+        const char *path = s->len ? s->path : ".";
+
+        s->stats.skipped++;
+        fprintf(s->w->log, "%s: skipped, the kernel would not reflink it: %s\n", path, strerror(-r));
+        if (!s->w->skipped)
+                return;
+        flockfile(s->w->skipped);
+        fprintf(s->w->skipped, "%s ", strerrorname_np(-r) ?: "?");
+        for (const char *c = path; *c; c++)
+                if (*c == '\\')
+                        fputs("\\\\", s->w->skipped);
+                else if (*c == '\n')
+                        fputs("\\n", s->w->skipped);
+                else
+                        putc_unlocked(*c, s->w->skipped);
+        putc_unlocked('\n', s->w->skipped);
+        funlockfile(s->w->skipped);
+}
+
+/* Make dfd/name like sfd/name (not a directory): 0, 1 when it vanished or was skipped, or -errno. */
 static int make_entry(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
         int r;
 
@@ -298,6 +324,10 @@ static int make_entry(State *s, int sfd, int dfd, const char *name, const struct
                     (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
                      !stat_inode_same(&now, st) || !S_ISREG(now.st_mode))) {
                         s->stats.vanished++;
+                        return 1;
+                }
+                if (s->w->skip_refused && mirror_skippable(r)) {
+                        skip_file(s, r);
                         return 1;
                 }
                 return fail(s, r, "cannot reflink");

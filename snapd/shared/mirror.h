@@ -2,6 +2,7 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -32,6 +33,7 @@ typedef struct MirrorStats {
         uint64_t files, dirs, symlinks, specials, hardlinks;
         uint64_t bytes;         /* apparent size of the regular files */
         uint64_t excluded, vanished, other_mounts;
+        uint64_t skipped;       /* regular files the kernel would not reflink, for a reason of their own */
 } MirrorStats;
 
 typedef struct Mirror {
@@ -40,9 +42,25 @@ typedef struct Mirror {
         FileId skip;
         const volatile sig_atomic_t *cancel;    /* set: stop with -ECANCELED */
         FILE *log;                              /* where problems are described */
+        bool skip_refused;                      /* skip a file the kernel refuses (mirror_skippable) */
+        FILE *skipped;                          /* NULL, or: "ERRNO PATH" for each skipped file */
         unsigned workers;                       /* > 1: the root's directories in parallel */
         MirrorStats stats;                        /* added to */
 } Mirror;
+
+/*
+ * With skip_refused (snapshots, never restores: a restore that left a
+ * file out would not be one), a regular file whose clone fails for a
+ * reason of its own (an active
+ * swap file: ETXTBSY; a pair of inodes the filesystem will not share:
+ * EOPNOTSUPP; a value the kernel would not copy: EPERM, EACCES) is
+ * skipped: counted in stats.skipped, described on log and listed on
+ * skipped, its path escaped ("\\" and "\n").  Anything else about a
+ * file, and anything about the job or the filesystem (ENOSPC, EIO),
+ * fails the walk.  The caller tells "the filesystem cannot reflink at
+ * all" apart beforehand (snapshot.c probes the store).
+ */
+bool mirror_skippable(int r);
 
 /*
  * Returns 0, or -errno of the first failure that makes the snapshot

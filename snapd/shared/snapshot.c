@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "chase.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "reflink.h"
@@ -22,7 +24,10 @@
 
 typedef struct Take {
         const Job *job;
+        const MirrorOps *ops;
         FILE *log;
+        char *skipped;          /* the skipped files, "ERRNO PATH" lines */
+        size_t skipped_size;
         int src, store, dst;
         struct stat store_st;
         time_t start;
@@ -99,10 +104,35 @@ static int take_name(Take *t) {
         return -EEXIST;
 }
 
+/*
+ * Can the store's filesystem share extents at all?  Asked once, of an
+ * empty file in the new snapshot's directory, so that "not on this
+ * filesystem" fails the job while "not this file" only skips it.
+ */
+static int take_probe(Take *t) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = openat(t->dst, ".probe", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = reflinkat(t->dst, ".probe", t->dst, ".probe.clone", REFLINK_ATTR_NONE, 0);
+        r = r < 0 ? -errno : 0;
+        (void) unlinkat(t->dst, ".probe.clone", 0);
+        (void) unlinkat(t->dst, ".probe", 0);
+        if (r < 0)
+                fprintf(t->log, "store %s: reflinkat: %s%s\n", t->job->store, strerror(-r),
+                        r == -EOPNOTSUPP ? " (this filesystem cannot share data extents); nothing is copied instead" : "");
+        return r;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
+        _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
         Mirror w = {
                 .ops = ops ? ops : &mirror_reflink_ops,
+                .skip_refused = true,
+                .skipped = skipped,
                 .exclude = t->job->exclude,
                 .skip = file_id(&t->store_st),
                 .cancel = cancel,
@@ -111,12 +141,21 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
         };
         int r;
 
+        if (!skipped)
+                return -ENOMEM;
         t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (t->dst < 0)
                 return -errno;
+        if (!ops) {
+                r = take_probe(t);
+                if (r < 0)
+                        return r;
+        }
         r = mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
+        if (fflush(skipped) != 0)
+                return -ENOMEM;
         *facts = (SnapshotFacts) {
                 .start = t->start,
                 .end = time(NULL),
@@ -128,6 +167,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .bytes = w.stats.bytes,
                 .vanished = w.stats.vanished,
                 .excluded = w.stats.excluded,
+                .skipped = w.stats.skipped,
         };
         return 0;
 }
@@ -138,7 +178,7 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
 
         if (syncfs(t->dst) < 0)
                 return -errno;
-        r = store_write_facts(t->store, t->name, facts);
+        r = store_write_facts(t->store, t->name, facts, t->skipped);
         if (r < 0)
                 return r;
         if (renameat(t->store, t->partial, t->store, t->name) < 0)
@@ -172,6 +212,7 @@ static void take_done(Take *t, int r) {
         }
         safe_close(t->store);
         safe_close(t->src);
+        free(t->skipped);
 }
 
 int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomic_t *cancel,

@@ -116,9 +116,15 @@ static int remove_orphan_facts(int store, FILE *log) {
                 return dir;
         r = dir_names_sorted(dir, NULL, &names, &n);
         for (size_t i = 0; i < n; i++) {
+                char snap[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+                size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                if (names[i][0] != '.' && fstatat(store, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+                /* NAME, or NAME.skipped: NAME's, kept while NAME is there. */
+                snprintf(snap, sizeof(snap), "%s", names[i]);
+                if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
                 if (names[i][0] != '.' && errno != ENOENT)
                         continue;
@@ -163,35 +169,58 @@ static int facts_dir(int store, bool create) {
         return fd < 0 ? -errno : fd;
 }
 
-int store_write_facts(int store, const char *name, const SnapshotFacts *f) {
-        _cleanup_close_ int dir = facts_dir(store, true);
-        char tmp[SNAPSHOT_NAME_MAX + 8];
-        FILE *out;
+/* Write dir/name through a synced temp file and a rename. */
+static int write_synced(int dir, const char *name, const char *content) {
+        char tmp[SNAPSHOT_NAME_MAX + 32];
+        size_t len = strlen(content);
         int fd;
 
-        if (dir < 0)
-                return dir;
         snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
         fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        out = fdopen(fd, "w");
-        if (!out) {
-                safe_close(fd);
-                return -errno;
+        for (size_t done = 0; done < len;) {
+                ssize_t n = write(fd, content + done, len - done);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        safe_close(fd);
+                        return -errno;
+                }
+                done += n;
         }
-        fprintf(out, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
-                "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
-                "\nexcluded=%" PRIu64 "\nerrors=%u\n",
-                (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
-                f->hardlinks, f->bytes, f->vanished, f->excluded, f->errors);
-        if (fflush(out) != 0 || fsync(fileno(out)) < 0) {
-                fclose(out);
+        if (fsync(fd) < 0) {
+                safe_close(fd);
                 return -EIO;
         }
-        fclose(out);
-        if (renameat(dir, tmp, dir, name) < 0)
-                return -errno;
+        safe_close(fd);
+        return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
+}
+
+int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list) {
+        _cleanup_close_ int dir = facts_dir(store, true);
+        _cleanup_free_ char *text = NULL;
+        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+        int r;
+
+        if (dir < 0)
+                return dir;
+        if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
+                     "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
+                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nerrors=%u\n",
+                     (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
+                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->errors) < 0)
+                return -ENOMEM;
+        snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
+        if (skipped_list && *skipped_list) {
+                r = write_synced(dir, list, skipped_list);
+                if (r < 0)
+                        return r;
+        }
+        r = write_synced(dir, name, text);
+        if (r < 0)
+                return r;
         return fsync(dir) < 0 ? -errno : 0;
 }
 
@@ -224,6 +253,7 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "bytes")) f->bytes = v;
                 else if (!strcmp(key, "vanished")) f->vanished = v;
                 else if (!strcmp(key, "excluded")) f->excluded = v;
+                else if (!strcmp(key, "skipped")) f->skipped = v;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
@@ -251,6 +281,9 @@ int store_retire(int store, const char *name) {
                 return -errno;
         dir = facts_dir(store, false);
         if (dir >= 0 && unlinkat(dir, name, 0) < 0 && errno != ENOENT)
+                return -errno;
+        snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
+        if (dir >= 0 && unlinkat(dir, hidden, 0) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
 }

@@ -17,6 +17,7 @@
  *   STORE/.removing-NAME/            a snapshot being removed (pruned)
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
+ *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH" 
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
@@ -30,8 +31,12 @@
 typedef struct SnapshotFacts {
         time_t start, end;
         uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
+        uint64_t skipped;       /* > 0: a partial snapshot (the files are in .facts/NAME.skipped) */
         unsigned errors;
 } SnapshotFacts;
+
+/* Where the skipped files of a partial snapshot are listed, beside its facts. */
+#define STORE_SKIPPED_SUFFIX ".skipped"
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
@@ -66,7 +71,12 @@ int store_remove_leftovers(int store, FILE *log);
 /* The same, for a caller that holds the lock. */
 int store_remove_leftovers_locked(int store, FILE *log);
 
-int store_write_facts(int store, const char *name, const SnapshotFacts *f);
+/*
+ * Write the facts of snapshot name (and, when skipped_list is not NULL,
+ * the list of its skipped files), each synced, before the snapshot is
+ * published.
+ */
+int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
 int store_set_latest(int store, const char *name);
 

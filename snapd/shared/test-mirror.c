@@ -35,6 +35,10 @@ static int eopnotsupp(int src_dir, const char *name, int dst_dir, void *userdata
         return -EOPNOTSUPP;
 }
 
+static int eio(int src_dir, const char *name, int dst_dir, void *userdata) {
+        return -EIO;
+}
+
 static void sh(const char *cmd) {
         if (system(cmd) != 0) {
                 fprintf(stderr, "failed: %s\n", cmd);
@@ -293,9 +297,41 @@ int main(void) {
                 CHECK(mirror_tree(&w, sfd, d2) == -ECANCELED);
         }
 
-        /* A clone failure (no reflink support) fails the walk, with the path. */
+        /*
+         * A file the kernel will not share (EOPNOTSUPP for that pair) is
+         * skipped and counted, not a failure; whether the filesystem can
+         * reflink at all is snapshot.c's probe.  An I/O error fails the
+         * walk, with the path.
+         */
         {
-                static const MirrorOps failing = { .clone = eopnotsupp };
+                static const MirrorOps refusing = { .clone = eopnotsupp };
+                _cleanup_close_ int d4 = -EBADF;
+                char dst4[PATH_MAX];
+
+                snprintf(dst4, sizeof(dst4), "%s/snap4", base);
+                CHECK(mkdir(dst4, 0700) == 0);
+                d4 = open(dst4, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                {
+                        Mirror w = { .ops = &refusing, .log = stderr, .skip_refused = true };
+
+                        CHECK(mirror_tree(&w, sfd, d4) == 0);
+                        CHECK(w.stats.skipped > 0 && w.stats.files == 0);
+                }
+                /* Without skip_refused (a restore): a failure, never a file left out. */
+                CHECK(mkdir(dst4, 0700) == 0 || errno == EEXIST);
+                {
+                        _cleanup_close_ int d5 = -EBADF;
+                        char dst5[PATH_MAX];
+                        Mirror w = { .ops = &refusing, .log = stderr };
+
+                        snprintf(dst5, sizeof(dst5), "%s/snap5", base);
+                        CHECK(mkdir(dst5, 0700) == 0);
+                        d5 = open(dst5, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        CHECK(mirror_tree(&w, sfd, d5) == -EOPNOTSUPP);
+                }
+        }
+        {
+                static const MirrorOps failing = { .clone = eio };
                 _cleanup_close_ int d3 = -EBADF;
                 char dst3[PATH_MAX];
                 char *msg = NULL;
@@ -308,10 +344,10 @@ int main(void) {
                 {
                         Mirror w = { .ops = &failing, .log = log };
 
-                        CHECK(mirror_tree(&w, sfd, d3) == -EOPNOTSUPP);
+                        CHECK(mirror_tree(&w, sfd, d3) == -EIO);
                 }
                 fclose(log);
-                CHECK(msg && strstr(msg, ": cannot reflink: Operation not supported"));
+                CHECK(msg && strstr(msg, ": cannot reflink: Input/output error"));
                 free(msg);
         }
 

@@ -20,6 +20,17 @@
 #include "strv.h"
 #include "tests.h"
 
+/* The kernel refuses files named swap* for a reason of their own (an active swap file). */
+static int refusing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
+        if (strncmp(name, "swap", 4) == 0)
+                return -ETXTBSY;
+        if (strncmp(name, "realtime", 8) == 0)
+                return -EOPNOTSUPP;
+        if (strncmp(name, "broken", 6) == 0)
+                return -EIO;
+        return clone_double(src_dir, name, dst_dir, NULL);
+}
+
 static int failing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
         /* The third file hits a full disk. */
         return ++*(int *) userdata >= 3 ? -ENOSPC : clone_double(src_dir, name, dst_dir, NULL);
@@ -157,6 +168,48 @@ int main(void) {
                 free(msg);
                 CHECK(count_snapshots(store) == before);
                 sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
+        }
+
+        /*
+         * Files the kernel will not reflink for a reason of their own are
+         * skipped and named; the snapshot is published, partial.  An
+         * error of the filesystem (EIO) still fails it whole.
+         */
+        sh("mkdir -p '%s/src/a/b' && echo s > '%s/src/swapfile' && echo r > '%s/src/a/realtime\nname' && "
+           "echo x > '%s/src/a/b/x'", base);
+        {
+                MirrorOps ops = { .clone = refusing_clone };
+                char *msg = NULL, list[PATH_MAX * 2];
+                size_t size = 0;
+                FILE *log = open_memstream(&msg, &size);
+                SnapshotFacts facts = {};
+
+                CHECK(snapshot_take(&job, &ops, NULL, log, NULL, name2, &f) == 0);
+                fclose(log);
+                CHECK(f.skipped == 2);
+                CHECK(msg && strstr(msg, "swapfile: skipped, the kernel would not reflink it: Text file busy"));
+                free(msg);
+                CHECK(!exists(store, "latest/swapfile") && exists(store, "latest/a/b/x") && exists(store, "latest/f3"));
+                {
+                        _cleanup_close_ int st = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        CHECK(store_read_facts(st, name2, &facts) == 0 && facts.skipped == 2);
+                }
+                snprintf(list, sizeof(list), ".facts/%s.skipped", name2);
+                CHECK(exists(store, list));
+                sh("grep -qx 'ETXTBSY swapfile' '%s/.refsnap/job/.facts/'*.skipped && "
+                   "grep -qxF 'EOPNOTSUPP a/realtime\\nname' '%s/.refsnap/job/.facts/'*.skipped", base);
+                /* Its list goes with it. */
+                {
+                        _cleanup_close_ int st = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        CHECK(store_retire(st, name2) == 0);
+                        CHECK(!exists(store, list));
+                        CHECK(store_remove_leftovers(st, NULL) == 0);
+                }
+                sh("echo b > '%s/src/broken'", base);
+                CHECK(snapshot_take(&job, &ops, NULL, stderr, NULL, name2, &f) == -EIO);
+                sh("rm -f '%s/src/broken' '%s/src/swapfile' '%s/src/a/realtime'*", base);
         }
 
         /* Cancelled: nothing listed; the hidden partial tree stays for the
