@@ -68,11 +68,14 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                         gone++;
         }
         strv_free(names);
-        if (dry_run || gone == 0)
+        if (dry_run)
                 return first < 0 ? first : gone;
-        r = store_sync(store);
-        if (r < 0 && first == 0)
-                first = r;
+        if (gone > 0) {
+                r = store_sync(store);
+                if (r < 0 && first == 0)
+                        first = r;
+        }
+        /* These, and what an earlier prune could not remove. */
         r = store_remove_retired(store, out);
         if (r < 0 && first == 0)
                 first = r;
