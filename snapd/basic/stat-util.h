@@ -19,6 +19,10 @@ static inline bool file_id_is(const struct stat *st, FileId id) {
         return id.ino != 0 && st->st_dev == id.dev && st->st_ino == id.ino;
 }
 
+static inline bool file_id_equal(FileId a, FileId b) {
+        return a.dev == b.dev && a.ino == b.ino;
+}
+
 static inline bool stat_inode_same(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }

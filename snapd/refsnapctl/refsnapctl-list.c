@@ -12,6 +12,7 @@
 #include "refsnapctl.h"
 #include "store.h"
 #include "strv.h"
+#include "time-util.h"
 
 static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool first) {
         char size[16];
@@ -40,6 +41,22 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 printf("%-16s %-24s %8s %8s %7s\n", job->name, name, "-", "-", "-");
 }
 
+/*
+ * When on_change last skipped the job after its newest snapshot, so that
+ * an unchanged job is not taken for a broken one.
+ */
+static void print_checked(const Job *job, int store, const char *newest) {
+        char a[TIMESTAMP_MAX], b[TIMESTAMP_MAX];
+        time_t checked, t;
+
+        if (arg_json || !newest || store < 0 || store_read_checked(store, &checked) < 0 ||
+            snapshot_name_time(newest, &t) < 0 || checked < t)
+                return;
+        printf("  %s: unchanged since %s, last checked %s\n", job->name,
+               format_timestamp_utc(t, TIMESTAMP_ISO, a, sizeof(a)),
+               format_timestamp_utc(checked, TIMESTAMP_ISO, b, sizeof(b)));
+}
+
 /* The job's snapshots; a store not made yet has none.  Returns an exit status. */
 static int list_job(const Job *job, bool *first) {
         _cleanup_close_ int store = store_open(job->store, false);
@@ -61,6 +78,7 @@ static int list_job(const Job *job, bool *first) {
                 print_snapshot(job, names[i], known ? &f : NULL, *first);
                 *first = false;
         }
+        print_checked(job, store, n ? names[n - 1] : NULL);
         strv_free(names);
         return EXIT_OK;
 }

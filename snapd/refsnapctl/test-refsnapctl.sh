@@ -35,6 +35,12 @@ json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d)==3 and d[0]["files"]==1234 and d[0]["job"]=="home"' "$json"
 "$ctl" "${c[@]}" list nope >/dev/null 2>&1
 ok test $? = 4
+# on_change's last skip, after the newest snapshot: said, on a line of its own.
+date -u -d "${y}T12:00:00Z" +%s > "$t/store/.checked"
+out=$("$ctl" "${c[@]}" list)
+ok grep -q "^  home: unchanged since ${y}T11:00:00Z, last checked ${y}T12:00:00Z$" <<<"$out"
+ok test "$(grep -c "^home " <<<"$out")" = 3
+rm "$t/store/.checked"
 out=$("$ctl" "${c[@]}" prune home --dry-run)
 ok grep -q "2 snapshots would be removed" <<<"$out"
 ok test -d "$t/store/${y}T10:00:00Z"

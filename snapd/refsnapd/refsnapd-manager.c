@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,9 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "exit-status.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -229,6 +232,27 @@ int manager_snapshot_now(JobState *js) {
         return job_start(js);
 }
 
+/*
+ * May on_change skip the job now?  Only when a watch saw nothing since
+ * the last snapshot began, and that snapshot is younger than
+ * on_change_max_skip (which covers what the kernel does not report, such
+ * as writes through a shared mapping).
+ */
+static bool job_may_skip(const JobState *js, usec_t now) {
+        const Job *job = js->job;
+
+        return job->on_change && js->watched && !js->changed && js->last != 0 &&
+                (job->on_change_max_skip == 0 || now < js->last + job->on_change_max_skip);
+}
+
+/* Where refsnapctl list sees it: the store's .checked (best effort). */
+static void store_note_checked(const Job *job, usec_t now) {
+        _cleanup_close_ int store = store_open(job->store, false);
+
+        if (store >= 0)
+                (void) store_write_checked(store, (time_t) (now / USEC_PER_SEC));
+}
+
 static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         JobState *js = userdata;
         const Job *job = js->job;
@@ -237,11 +261,18 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         if (js->child) {
                 log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
-        } else if (job->on_change && !js->changed && js->last != 0) {
+        } else if (job_may_skip(js, now_realtime())) {
                 /* Decided without looking at the tree: the watch knows. */
+                usec_t now = now_realtime();
+                char a[64], b[64];
+
                 log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
-                        (unsigned long long) ((now_realtime() - MIN(usec, now_realtime())) / 1000));
-                snprintf(js->result, sizeof(js->result), "skipped (unchanged)");
+                        (unsigned long long) ((now - MIN(usec, now)) / 1000));
+                js->checked = now;
+                snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
+                         format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
+                         format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
+                store_note_checked(js->job, now);
         } else if (job_start(js) == 0)
                 return 0;       /* rescheduled when the worker exits */
         job_schedule(js, schedule_next(job->interval, now_realtime()));
@@ -277,35 +308,139 @@ static JobState *job_state_free(JobState *js) {
         return NULL;
 }
 
-static void on_changed_dir(const char *dir, pid_t pid, void *userdata) {
+/*
+ * Which jobs a changed directory belongs to, by inode identity: walk up
+ * its ".." chain and compare each directory with the jobs' sources.  A
+ * source named through a symbolic link, reached through a bind mount, or
+ * "/" itself, is the same inode whatever the path.  A small cache keeps
+ * the answer per directory (a bit per job, up to 64 jobs), cleared when
+ * any directory moves or goes and at every reload.
+ */
+#define ATTR_CACHE_SIZE 1024
+#define ATTR_MAX_DEPTH 4096
+
+typedef struct AttrCache {
+        struct {
+                FileId id;
+                uint64_t jobs;
+                unsigned gen;
+        } slot[ATTR_CACHE_SIZE];
+} AttrCache;
+
+static void attr_cache_clear(Manager *m) {
+        m->attr_gen++;
+}
+
+static size_t attr_slot(FileId id) {
+        return (size_t) ((id.ino * 0x9e3779b97f4a7c15ULL) ^ id.dev) % ATTR_CACHE_SIZE;
+}
+
+static void job_mark_changed(JobState *js, const char *why) {
+        if (js->changed || !js->job)
+                return;
+        js->changed = true;
+        log_job(LOG_DEBUG, js->name, "changed: %s", why);
+}
+
+static bool on_watch_own(pid_t pid, void *userdata) {
         Manager *m = userdata;
 
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                JobState *js = m->jobs[i];
-
-                if (!js->job || js->changed || pid == js->child)
-                        continue;
-                if (path_startswith(dir, js->job->source)) {
-                        js->changed = true;
-                        log_job(LOG_DEBUG, js->name, "changed: %s", dir);
-                }
-        }
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->child == pid)
+                        return true;
+        for (size_t i = 0; i < m->n_others; i++)
+                if (m->others[i] == pid)
+                        return true;
+        return false;
 }
+
+static bool on_watch_wanted(const WatchFs *fs, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->job && m->jobs[i]->fs == fs && !m->jobs[i]->changed)
+                        return true;
+        return false;
+}
+
+static void on_watch_unknown(const WatchFs *fs, const char *why, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->fs == fs)
+                        job_mark_changed(m->jobs[i], why);
+}
+
+static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata) {
+        Manager *m = userdata;
+        bool cacheable = m->attr_cache && m->n_jobs <= 64;
+        _cleanup_close_ int cur = -EBADF;
+        uint64_t jobs = 0;
+        struct stat st, up;
+        FileId start;
+
+        if (dir_moved)
+                attr_cache_clear(m);
+        cur = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0 || fstat(cur, &st) < 0)
+                return on_watch_unknown(fs, "a changed directory that cannot be examined", m);
+        start = file_id(&st);
+        for (unsigned depth = 0; depth < ATTR_MAX_DEPTH; depth++) {
+                FileId id = file_id(&st);
+                size_t h = attr_slot(id);
+                int next;
+
+                if (cacheable && m->attr_cache->slot[h].gen == m->attr_gen &&
+                    file_id_equal(m->attr_cache->slot[h].id, id)) {
+                        jobs |= m->attr_cache->slot[h].jobs;
+                        break;
+                }
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        if (m->jobs[i]->job && m->jobs[i]->watched && file_id_equal(m->jobs[i]->source_id, id)) {
+                                if (i < 64)
+                                        jobs |= UINT64_C(1) << i;
+                                job_mark_changed(m->jobs[i], "a change under its source");
+                        }
+                next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (next < 0)
+                        break;  /* above the root it was decoded against: nothing of ours */
+                if (fstat(next, &up) < 0) {
+                        safe_close(next);
+                        return on_watch_unknown(fs, "a changed directory whose parent cannot be examined", m);
+                }
+                safe_close(cur);
+                cur = next;
+                if (stat_inode_same(&up, &st))
+                        break;  /* the root */
+                st = up;
+        }
+        if (cacheable) {
+                size_t h = attr_slot(start);
+
+                m->attr_cache->slot[h].id = start;
+                m->attr_cache->slot[h].jobs = jobs;
+                m->attr_cache->slot[h].gen = m->attr_gen;
+        }
+        for (size_t i = 0; i < m->n_jobs && i < 64; i++)
+                if (jobs & (UINT64_C(1) << i))
+                        job_mark_changed(m->jobs[i], "a change under its source");
+}
+
+static const WatchCallbacks watch_callbacks = {
+        .own = on_watch_own,
+        .wanted = on_watch_wanted,
+        .changed = on_watch_changed,
+        .unknown = on_watch_unknown,
+};
 
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        bool resolve = false;
         int r;
 
-        for (size_t i = 0; i < m->n_jobs; i++)
-                if (m->jobs[i]->job && !m->jobs[i]->changed)
-                        resolve = true;
-        r = watch_process(m->watch, resolve, on_changed_dir, m);
-        if (r > 0) {
-                log_warning("change queue overflowed: every job counts as changed");
-                for (size_t i = 0; i < m->n_jobs; i++)
-                        m->jobs[i]->changed = true;
-        }
+        r = watch_process(m->watch, &watch_callbacks, m);
+        if (r < 0)
+                log_warning("reading the change queue: %s; the jobs on that filesystem count as changed",
+                            strerror(-r));
         return 0;
 }
 
@@ -344,19 +479,36 @@ static JobState *job_state_find(Manager *m, const char *name, bool take) {
         return NULL;
 }
 
+/*
+ * Watch the job's source: its filesystem's group (shared), and the
+ * source's identity.  An unwatched job counts as changed at every due
+ * time: on_change never skips what nobody watched.
+ */
 static void job_watch(JobState *js) {
         Manager *m = js->manager;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
         int r;
 
-        if (m->watch) {
-                r = watch_add(m->watch, js->job->source);
-                if (r < 0)
-                        log_job(LOG_WARNING, js->name, "cannot watch %s (%s): every due snapshot will be taken",
+        js->watched = false;
+        js->fs = NULL;
+        if (!m->watch)
+                return;
+        fd = chase_dir(AT_FDCWD, js->job->source, NULL);
+        r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = watch_add(m->watch, fd, &js->fs);
+        if (r < 0) {
+                js->fs = NULL;
+                if (js->job->on_change)
+                        log_job(LOG_WARNING, js->name,
+                                "cannot watch %s (%s): on_change cannot skip anything, every due snapshot will be taken",
                                 js->job->source, strerror(-r));
-                js->watched = r >= 0;
+                return;
         }
-        if (!js->watched)
-                js->changed = true;
+        js->source_id = file_id(&st);
+        js->watched = true;
+        log_job(LOG_DEBUG, js->name, "watching %s through %s", js->job->source, watch_fs_how(js->fs));
 }
 
 /* Missed a due time (downtime, suspend)?  One snapshot now. */
@@ -371,16 +523,28 @@ static void job_schedule_first(JobState *js, usec_t now) {
 
 /* Keep watching only the filesystems the jobs are on. */
 static void manager_retain_watches(Manager *m) {
-        _cleanup_free_ const char **sources = NULL;
+        _cleanup_free_ WatchFs **keep = NULL;
+        size_t n = 0;
 
         if (!m->watch)
                 return;
-        sources = calloc(m->n_jobs + 1, sizeof(char *));
-        if (!sources)
+        keep = calloc(m->n_jobs + 1, sizeof(*keep));
+        if (!keep)
                 return;
         for (size_t i = 0; i < m->n_jobs; i++)
-                sources[i] = m->jobs[i]->job->source;
-        watch_retain(m->watch, sources, m->n_jobs);
+                if (m->jobs[i]->fs)
+                        keep[n++] = m->jobs[i]->fs;
+        watch_retain(m->watch, keep, n);
+}
+
+/* Do a and b snapshot the same tree into the same store? */
+static bool job_same_tree(const Job *a, const Job *b) {
+        if (strcmp(a->source, b->source) != 0 || strcmp(a->store, b->store) != 0 || a->n_exclude != b->n_exclude)
+                return false;
+        for (size_t i = 0; i < a->n_exclude; i++)
+                if (strcmp(a->exclude[i], b->exclude[i]) != 0)
+                        return false;
+        return true;
 }
 
 /* Bring the job states in line with m->config, keeping what is known. */
@@ -407,7 +571,18 @@ static int manager_apply_config(Manager *m) {
         for (size_t i = 0; i < m->config->n_jobs; i++) {
                 const Job *job = m->config->jobs[i];
                 JobState *js = jobs[i] ? jobs[i] : job_state_find(m, job->name, true);
+                char newest[SNAPSHOT_NAME_MAX];
 
+                /*
+                 * Another source, store or exclusion makes another job for
+                 * watching and scheduling: what was seen of the old tree
+                 * says nothing of the new one.
+                 */
+                if (js->job && !job_same_tree(js->job, job)) {
+                        js->changed = true;
+                        js->checked = 0;
+                        js->last = newest_snapshot(job, newest);
+                }
                 js->job = job;
                 job_watch(js);
                 jobs[i] = js;
@@ -423,6 +598,7 @@ static int manager_apply_config(Manager *m) {
         free(m->jobs);
         m->jobs = jobs;
         m->n_jobs = m->config->n_jobs;
+        attr_cache_clear(m);    /* the jobs' indices changed */
         manager_retain_watches(m);
         return 0;
 }
@@ -542,13 +718,19 @@ int manager_init(Manager *m) {
                 return r;
         (void) sd_event_set_watchdog(m->event, true);
 
+        m->attr_cache = calloc(1, sizeof(*m->attr_cache));      /* without it: no cache */
+        m->attr_gen = 1;
         r = watch_new(&m->watch);
         if (r < 0) {
                 log_warning("cannot watch for changes (fanotify: %s): every due snapshot will be taken",
                             strerror(-r));
                 return 0;
         }
-        return sd_event_add_io(m->event, &m->watch_source, watch_fd(m->watch), EPOLLIN, on_watch, m);
+        r = sd_event_add_io(m->event, &m->watch_source, watch_fd(m->watch), EPOLLIN, on_watch, m);
+        if (r < 0)
+                return r;
+        /* Changes wait for timers, signals and the bus: a busy filesystem never starves them. */
+        return sd_event_source_set_priority(m->watch_source, SD_EVENT_PRIORITY_IDLE);
 }
 
 int manager_start(Manager *m) {
@@ -571,6 +753,7 @@ void manager_done(Manager *m) {
         m->watch_source = sd_event_source_disable_unref(m->watch_source);
         m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
         m->watch = watch_free(m->watch);
+        m->attr_cache = mfree(m->attr_cache);
         m->status = mfree(m->status);
         m->others = mfree(m->others);
         m->n_others = 0;

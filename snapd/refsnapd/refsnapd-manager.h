@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "stat-util.h"
 #include "refsnapd-watch.h"
 #include "timespan.h"
 
@@ -25,6 +26,9 @@ typedef struct JobState {
         usec_t next;
         bool changed;           /* since the last snapshot began */
         bool watched;
+        WatchFs *fs;            /* the watch of its source's filesystem, when watched */
+        FileId source_id;       /* its source, by identity: what changes are attributed to */
+        usec_t checked;         /* when on_change last skipped it (0: not since its last snapshot) */
         char result[128];
         pid_t child;
         sd_event_source *timer, *child_source;
@@ -48,6 +52,8 @@ struct Manager {
         size_t n_jobs;
         Watch *watch;
         sd_event_source *watch_source, *kill_timer;
+        struct AttrCache *attr_cache;   /* changed directory -> the jobs whose source holds it */
+        unsigned attr_gen;
         ManagerListener listener;
         char *status;           /* the last STATUS= line */
         /* Children that are no job's worker: D-Bus prunes, workers of dropped jobs. */

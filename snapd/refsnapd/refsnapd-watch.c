@@ -1,40 +1,61 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/fanotify.h>
-#include <sys/statfs.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "macro.h"
+#include "mountpoint-util.h"
 #include "refsnapd-watch.h"
 
 #define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_MODIFY | \
                     FAN_ATTRIB | FAN_DELETE_SELF | FAN_MOVE_SELF | FAN_ONDIR)
+#define WATCH_DIR_MOVED (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF)
 
-typedef struct Fs {
-        fsid_t fsid;
-        int fd;                 /* any directory on it, for open_by_handle_at */
-} Fs;
+/* Reads of one group per wakeup: a bounded batch, then the loop runs other work. */
+#define WATCH_READS_PER_WAKEUP 4
+
+struct WatchFs {
+        dev_t dev;              /* the superblock's (mountinfo), the same through every mount */
+        int fan_fd;             /* this filesystem's fanotify group */
+        int root_fd;            /* what handles are decoded against */
+        bool detached;          /* root_fd is a detached mount of the filesystem's root */
+};
 
 struct Watch {
-        int fd;
-        Fs *fs;
+        int epoll_fd;
+        WatchFs **fs;
         size_t n_fs;
 };
+
+static WatchFs *watch_fs_free(WatchFs *fs) {
+        if (!fs)
+                return NULL;
+        safe_close(fs->fan_fd);
+        safe_close(fs->root_fd);
+        free(fs);
+        return NULL;
+}
 
 int watch_new(Watch **ret) {
         Watch *w = calloc(1, sizeof(*w));
 
         if (!w)
                 return -ENOMEM;
-        w->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
-                              O_RDONLY | O_CLOEXEC | O_LARGEFILE);
-        if (w->fd < 0) {
+        w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (w->epoll_fd < 0) {
                 int r = -errno;
+
                 free(w);
                 return r;
         }
@@ -46,133 +67,276 @@ Watch *watch_free(Watch *w) {
         if (!w)
                 return NULL;
         for (size_t i = 0; i < w->n_fs; i++)
-                safe_close(w->fs[i].fd);
+                watch_fs_free(w->fs[i]);
         free(w->fs);
-        safe_close(w->fd);
+        safe_close(w->epoll_fd);
         free(w);
         return NULL;
 }
 
 int watch_fd(const Watch *w) {
-        return w->fd;
+        return w->epoll_fd;
 }
 
-int watch_add(Watch *w, const char *path) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct statfs sfs;
-        Fs *fs;
-
-        if (fd < 0)
-                return -errno;
-        if (fstatfs(fd, &sfs) < 0)
-                return -errno;
-        for (size_t i = 0; i < w->n_fs; i++)
-                if (memcmp(&w->fs[i].fsid, &sfs.f_fsid, sizeof(fsid_t)) == 0)
-                        return 0;
-        if (fanotify_mark(w->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fd, NULL) < 0)
-                return -errno;
-        fs = reallocarray(w->fs, w->n_fs + 1, sizeof(*fs));
-        if (!fs)
-                return -ENOMEM;
-        w->fs = fs;
-        w->fs[w->n_fs++] = (Fs) { .fsid = sfs.f_fsid, .fd = TAKE_FD(fd) };
-        return 0;
+const char *watch_fs_how(const WatchFs *fs) {
+        return fs->detached ? "the filesystem root" : "the source directory";
 }
 
-static int resolve_dir(Watch *w, const void *fsid, struct file_handle *fh, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t n;
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s) {
+        char *o = s;
 
-        for (size_t i = 0; i < w->n_fs; i++) {
-                if (memcmp(&w->fs[i].fsid, fsid, sizeof(fsid_t)) != 0)
+        for (; *s; s++)
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+                    s[3] >= '0' && s[3] <= '7') {
+                        *o++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+                        s += 3;
+                } else
+                        *o++ = *s;
+        *o = '\0';
+}
+
+/* The superblock device, type and source of mount mnt_id, from mountinfo. */
+static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type, char **ret_source) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char *line = NULL;
+        size_t size = 0;
+        int r = -ENOENT;
+
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                unsigned long long id;
+                unsigned maj, min;
+                char *dash, type[64], source[PATH_MAX];
+
+                if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) != 3 || id != mnt_id)
                         continue;
-                fd = open_by_handle_at(w->fs[i].fd, fh, O_PATH | O_CLOEXEC);
+                dash = strstr(line, " - ");
+                if (!dash || sscanf(dash, " - %63s %4095s", type, source) != 2)
+                        break;
+                unescape(source);
+                *ret_dev = makedev(maj, min);
+                *ret_type = strdup(type);
+                *ret_source = strdup(source);
+                r = *ret_type && *ret_source ? 0 : -ENOMEM;
+                if (r < 0) {
+                        *ret_type = mfree(*ret_type);
+                        *ret_source = mfree(*ret_source);
+                }
                 break;
         }
-        if (fd < 0)
-                return fd == -EBADF ? -ENOENT : -errno;
-        n = readlink(PROC_FD(fd), buf, size - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        return 0;
+        free(line);
+        return r;
 }
 
-int watch_process(Watch *w, bool resolve, watch_cb cb, void *userdata) {
+static int fs_create(const char *type, const char *source, bool ro) {
+        _cleanup_close_ int fsfd = fsopen(type, FSOPEN_CLOEXEC);
+
+        if (fsfd < 0)
+                return -errno;
+        if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+                return -errno;
+        /* The top-level subvolume: every subvolume lies below it. */
+        if (strcmp(type, "btrfs") == 0 && fsconfig(fsfd, FSCONFIG_SET_STRING, "subvolid", "5", 0) < 0)
+                return -errno;
+        if (ro && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0)
+                return -errno;
+        if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return -errno;
+        return TAKE_FD(fsfd);
+}
+
+/*
+ * A detached, read-only mount of the root of the filesystem mounted from
+ * source, attached nowhere: only this descriptor reaches it.
+ */
+static int detached_root(const char *type, const char *source) {
+        int fsfd, mfd;
+
+        if (source[0] != '/')
+                return -EOPNOTSUPP;     /* not a block device: no root to reach this way */
+        fsfd = fs_create(type, source, false);
+        if (fsfd == -EBUSY)
+                fsfd = fs_create(type, source, true);   /* mounted read-only */
+        if (fsfd < 0)
+                return fsfd;
+        mfd = fsmount(fsfd, FSMOUNT_CLOEXEC,
+                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        mfd = mfd < 0 ? -errno : mfd;
+        safe_close(fsfd);
+        return mfd;
+}
+
+static int fan_group(void) {
+        unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
+        int fd;
+
+        /* Unlimited where permitted: read in batches, never lost to a burst. */
+        fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+        if (fd < 0 && errno == EPERM)
+                fd = fanotify_init(flags, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+        return fd < 0 ? -errno : fd;
+}
+
+int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
+        _cleanup_free_ char *type = NULL, *source = NULL;
+        WatchFs *fs, **list;
+        uint64_t mnt;
+        dev_t dev;
+        int r;
+
+        r = fd_mount_id(dir_fd, &mnt);
+        if (r < 0)
+                return r;
+        r = mount_info(mnt, &dev, &type, &source);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_fs; i++)
+                if (w->fs[i]->dev == dev) {
+                        *ret = w->fs[i];
+                        return 0;
+                }
+
+        fs = calloc(1, sizeof(*fs));
+        if (!fs)
+                return -ENOMEM;
+        *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF };
+        fs->fan_fd = fan_group();
+        if (fs->fan_fd < 0) {
+                r = fs->fan_fd;
+                goto fail;
+        }
+        fs->root_fd = detached_root(type, source);
+        fs->detached = fs->root_fd >= 0;
+        if (fs->detached &&
+            fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
+                fs->root_fd = safe_close(fs->root_fd);
+                fs->detached = false;
+        }
+        if (!fs->detached) {
+                fs->root_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+                if (fs->root_fd < 0 ||
+                    fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+        }
+        if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fs->fan_fd,
+                      &(struct epoll_event) { .events = EPOLLIN, .data.ptr = fs }) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        list = reallocarray(w->fs, w->n_fs + 1, sizeof(*list));
+        if (!list) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        w->fs = list;
+        w->fs[w->n_fs++] = fs;
+        *ret = fs;
+        return 0;
+fail:
+        watch_fs_free(fs);
+        return r;
+}
+
+void watch_retain(Watch *w, WatchFs *const *keep, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < w->n_fs; i++) {
+                bool used = false;
+
+                for (size_t j = 0; j < n && !used; j++)
+                        used = keep[j] == w->fs[i];
+                if (used)
+                        w->fs[k++] = w->fs[i];
+                else
+                        watch_fs_free(w->fs[i]);        /* closing the group drops its mark and epoll entry */
+        }
+        w->n_fs = k;
+}
+
+/* One event's directory, decoded against fs's root, to the callbacks. */
+static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct fanotify_event_metadata *m,
+                         const WatchCallbacks *cb, void *userdata) {
+        struct fanotify_event_info_fid fid;
+        union {
+                struct file_handle fh;
+                char raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+        } h;
+        _cleanup_close_ int fd = -EBADF;
+        size_t info = sizeof(*m);
+
+        if (len < info + sizeof(fid) + sizeof(struct file_handle)) {
+                cb->unknown(fs, "an event without a directory handle", userdata);
+                return;
+        }
+        memcpy(&fid, rec + info, sizeof(fid));
+        memcpy(&h.fh, rec + info + sizeof(fid), sizeof(struct file_handle));
+        if ((fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME && fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
+             fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID) ||
+            h.fh.handle_bytes > MAX_HANDLE_SZ ||
+            info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes > len) {
+                cb->unknown(fs, "an event that does not parse", userdata);
+                return;
+        }
+        memcpy(h.fh.f_handle, rec + info + sizeof(fid) + sizeof(struct file_handle), h.fh.handle_bytes);
+        fd = open_by_handle_at(fs->root_fd, &h.fh, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+                /* Removed since (ESTALE), or not reachable from this root. */
+                cb->unknown(fs, errno == ESTALE ? "a directory removed since" : "a handle that does not decode",
+                            userdata);
+                return;
+        }
+        cb->changed(fs, fd, (m->mask & FAN_ONDIR) && (m->mask & WATCH_DIR_MOVED), userdata);
+}
+
+static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
         /* Records are only 4-byte aligned: each is copied out before use. */
         char buf[8192];
-        char path[PATH_MAX];
-        int overflow = 0;
 
-        for (;;) {
-                ssize_t len = read(w->fd, buf, sizeof(buf));
+        for (unsigned reads = 0; reads < WATCH_READS_PER_WAKEUP; reads++) {
+                ssize_t len = read(fs->fan_fd, buf, sizeof(buf));
 
                 if (len < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                return overflow;
+                        if (errno == EAGAIN)
+                                return 0;
+                        if (errno == EINTR)
+                                continue;
+                        cb->unknown(fs, "a failed read of the change queue", userdata);
                         return -errno;
                 }
                 for (size_t off = 0; off + sizeof(struct fanotify_event_metadata) <= (size_t) len;) {
                         struct fanotify_event_metadata m;
-                        struct fanotify_event_info_fid fid;
-                        union {
-                                struct file_handle fh;
-                                char raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-                        } h;
-                        size_t info = off + sizeof(m);
 
                         memcpy(&m, buf + off, sizeof(m));
-                        if (m.event_len < sizeof(m) || off + m.event_len > (size_t) len)
+                        if (m.event_len < sizeof(m) || off + m.event_len > (size_t) len) {
+                                cb->unknown(fs, "a truncated event", userdata);
                                 break;
-                        off += m.event_len;
-                        if (m.mask & FAN_Q_OVERFLOW) {
-                                overflow = 1;
-                                continue;
                         }
-                        if (!resolve || m.event_len < sizeof(m) + sizeof(fid) + sizeof(struct file_handle))
-                                continue;
-                        memcpy(&fid, buf + info, sizeof(fid));
-                        if (fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME &&
-                            fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
-                            fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
-                                continue;
-                        memcpy(&h.fh, buf + info + sizeof(fid), sizeof(struct file_handle));
-                        if (h.fh.handle_bytes > MAX_HANDLE_SZ ||
-                            info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes > off)
-                                continue;
-                        memcpy(h.fh.f_handle, buf + info + sizeof(fid) + sizeof(struct file_handle),
-                               h.fh.handle_bytes);
-                        if (resolve_dir(w, &fid.fsid, &h.fh, path, sizeof(path)) == 0)
-                                cb(path, m.pid, userdata);
+                        if (m.mask & FAN_Q_OVERFLOW)
+                                cb->unknown(fs, "the change queue overflowed", userdata);
+                        else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata))
+                                handle_event(fs, buf + off, m.event_len, &m, cb, userdata);
+                        off += m.event_len;
                 }
         }
+        return 0;
 }
 
-void watch_retain(Watch *w, const char *const *paths, size_t n) {
-        fsid_t *keep = calloc(n + 1, sizeof(fsid_t));
-        size_t n_keep = 0, k = 0;
+int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {
+        struct epoll_event ev[16];
+        int n, r = 0;
 
-        if (!keep)
-                return;         /* keep everything: a watch too many costs nothing */
-        for (size_t i = 0; i < n; i++) {
-                struct statfs sfs;
+        n = epoll_wait(w->epoll_fd, ev, ELEMENTSOF(ev), 0);
+        if (n < 0)
+                return errno == EINTR ? 0 : -errno;
+        for (int i = 0; i < n; i++) {
+                int k = process_fs(ev[i].data.ptr, cb, userdata);
 
-                if (statfs(paths[i], &sfs) == 0)
-                        keep[n_keep++] = sfs.f_fsid;
+                if (k < 0 && r == 0)
+                        r = k;
         }
-        for (size_t i = 0; i < w->n_fs; i++) {
-                bool used = false;
-
-                for (size_t j = 0; j < n_keep && !used; j++)
-                        used = memcmp(&keep[j], &w->fs[i].fsid, sizeof(fsid_t)) == 0;
-                if (used) {
-                        w->fs[k++] = w->fs[i];
-                        continue;
-                }
-                (void) fanotify_mark(w->fd, FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, WATCH_MASK,
-                                     w->fs[i].fd, NULL);
-                safe_close(w->fs[i].fd);
-        }
-        w->n_fs = k;
-        free(keep);
+        return r;
 }

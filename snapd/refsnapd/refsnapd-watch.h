@@ -5,32 +5,66 @@
 #include <sys/types.h>
 
 /*
- * Change watching with fanotify: one filesystem mark per filesystem that
- * holds a job's source, with directory file handles in the events, so a
+ * Change watching with fanotify, one group per filesystem (so a burst or
+ * an overflow on one filesystem concerns only the jobs on it), each with
+ * a filesystem-wide mark and directory file handles in its events: a
  * tree of any size costs no watches (inotify would need one per
- * directory and run out).  Each event names the directory that changed;
- * the callback gets its path.
+ * directory and run out).
+ *
+ * The mark is placed on the root of the whole filesystem, reached through
+ * a detached mount of it that the daemon makes for itself (fsopen(2),
+ * fsmount(2); for btrfs its top-level subvolume, subvolid=5), visible to
+ * nobody: a btrfs subvolume refuses a filesystem mark of its own (EXDEV),
+ * and handles decoded against that root reach every directory of the
+ * filesystem, whichever mount or subvolume a job names it through.  Where
+ * that mount cannot be made, the job's own source directory is marked and
+ * used instead.
+ *
+ * The watch does not decide which job a change belongs to: it hands the
+ * changed directory over as a descriptor, and the manager tells by inode
+ * identity, never by path.
  */
 typedef struct Watch Watch;
+typedef struct WatchFs WatchFs;
 
-/* Called with the path of a changed directory and the pid that changed it. */
-typedef void (*watch_cb)(const char *dir, pid_t pid, void *userdata);
+typedef struct WatchCallbacks {
+        /* pid is the daemon's own (a worker, a prune): its events are dropped, undecoded. */
+        bool (*own)(pid_t pid, void *userdata);
+        /*
+         * Should changed directories be decoded at all (false when every job
+         * on fs counts as changed already: the events are only drained)?
+         */
+        bool (*wanted)(const WatchFs *fs, void *userdata);
+        /*
+         * dir_fd (O_PATH) changed; dir_moved: a directory was renamed or
+         * removed, so what lies under what may have changed too.
+         */
+        void (*changed)(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata);
+        /* Something on fs changed that cannot be attributed (overflow, a handle that does not decode, a read error). */
+        void (*unknown)(const WatchFs *fs, const char *why, void *userdata);
+} WatchCallbacks;
 
 int watch_new(Watch **ret);
 Watch *watch_free(Watch *w);
+
+/* One descriptor for the event loop: readable when any group has events. */
 int watch_fd(const Watch *w);
-int watch_add(Watch *w, const char *path);
 
 /*
- * Drop the marks (and the descriptors that keep their filesystems busy)
- * of every filesystem none of paths lies on, so that a filesystem whose
- * jobs are gone can be unmounted.
+ * Watch the filesystem of the directory dir_fd (a job's source).  *ret is
+ * that filesystem's watch, shared by every job on it.
  */
-void watch_retain(Watch *w, const char *const *paths, size_t n);
+int watch_add(Watch *w, int dir_fd, WatchFs **ret);
+
+/* Drop the groups (and the mounts that keep their filesystems busy) of every filesystem not in keep. */
+void watch_retain(Watch *w, WatchFs *const *keep, size_t n);
 
 /*
- * Read the pending events.  resolve: whether anyone still cares where a
- * change happened; when false the events are only drained.  Returns 1
- * when the kernel's queue overflowed (anything may have changed).
+ * Read a bounded batch of pending events of every group that has some (so
+ * a busy filesystem never starves the event loop: the descriptor stays
+ * readable and the loop calls again).  Returns 0 or -errno.
  */
-int watch_process(Watch *w, bool resolve, watch_cb cb, void *userdata);
+int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata);
+
+/* How the filesystem is watched: "the filesystem root", or "the source directory". */
+const char *watch_fs_how(const WatchFs *fs);

@@ -162,6 +162,7 @@ static Job *job_get(Parser *p, const char *name) {
         j->line = p->section_line;
         j->on_change = false;
         j->hook_timeout = JOB_HOOK_TIMEOUT_DEFAULT;
+        j->on_change_max_skip = JOB_ON_CHANGE_MAX_SKIP_DEFAULT;
         if (!j->name || !j->file) {
                 job_free(j);
                 return NULL;
@@ -215,6 +216,9 @@ static int handler(void *user, const char *section, const char *key, const char 
                         parse_error(p, key, "'%s' is not an absolute, normalized path", value);
                 else if (set_string(strcmp(key, "source") == 0 ? &j->source : &j->store, value) < 0)
                         parse_error(p, key, "out of memory");
+        } else if (strcmp(key, "on_change_max_skip") == 0) {
+                if (timespan_parse(value, &j->on_change_max_skip) < 0)
+                        parse_error(p, key, "'%s' is not a time span (like 1d, 1w; 0 for no limit)", value);
         } else if (strcmp(key, "hook_timeout") == 0) {
                 if (timespan_parse(value, &j->hook_timeout) < 0)
                         parse_error(p, key, "'%s' is not a time span (like 30s, 5min; 0 for none)", value);

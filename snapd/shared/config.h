@@ -16,6 +16,7 @@
  */
 
 #define JOB_HOOK_TIMEOUT_DEFAULT (5 * USEC_PER_MIN)
+#define JOB_ON_CHANGE_MAX_SKIP_DEFAULT (7 * 24 * USEC_PER_HOUR)
 
 typedef struct Job {
         char *name;
@@ -23,6 +24,7 @@ typedef struct Job {
         char *store;
         usec_t interval;
         bool on_change;
+        usec_t on_change_max_skip;      /* never skip longer than this after the last snapshot; 0: no limit */
         RetentionPolicy retention;
         char **exclude;         /* NULL-terminated */
         size_t n_exclude;

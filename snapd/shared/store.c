@@ -82,6 +82,30 @@ int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]) {
         return r;
 }
 
+static int write_synced_maybe(int dir, const char *name, const char *content, bool sync);
+
+int store_write_checked(int store, time_t when) {
+        char text[32];
+
+        snprintf(text, sizeof(text), "%lld\n", (long long) when);
+        return write_synced_maybe(store, ".checked", text, false);
+}
+
+int store_read_checked(int store, time_t *ret) {
+        _cleanup_close_ int fd = openat(store, ".checked", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char text[32] = "";
+        long long v;
+
+        if (fd < 0)
+                return -errno;
+        if (read(fd, text, sizeof(text) - 1) < 0)
+                return -errno;
+        if (sscanf(text, "%lld", &v) != 1)
+                return -EINVAL;
+        *ret = (time_t) v;
+        return 0;
+}
+
 int store_lock(int store, bool wait) {
         if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
@@ -94,10 +118,12 @@ static bool startswith(const char *s, const char *prefix) {
 
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
-                startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0;
+                startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0 ||
+                strcmp(name, "..checked.tmp") == 0;
 }
 
 static int facts_dir(int store, bool create);
+static int write_synced_maybe(int dir, const char *name, const char *content, bool sync);
 
 /*
  * Facts are written before the rename that publishes their snapshot: a
@@ -169,8 +195,8 @@ static int facts_dir(int store, bool create) {
         return fd < 0 ? -errno : fd;
 }
 
-/* Write dir/name through a synced temp file and a rename. */
-static int write_synced(int dir, const char *name, const char *content) {
+/* Write dir/name through a temp file (synced when sync) and a rename. */
+static int write_synced_maybe(int dir, const char *name, const char *content, bool sync) {
         char tmp[SNAPSHOT_NAME_MAX + 32];
         size_t len = strlen(content);
         int fd;
@@ -190,12 +216,16 @@ static int write_synced(int dir, const char *name, const char *content) {
                 }
                 done += n;
         }
-        if (fsync(fd) < 0) {
+        if (sync && fsync(fd) < 0) {
                 safe_close(fd);
                 return -EIO;
         }
         safe_close(fd);
         return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
+}
+
+static int write_synced(int dir, const char *name, const char *content) {
+        return write_synced_maybe(dir, name, content, true);
 }
 
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list) {

@@ -50,6 +50,15 @@ int store_open(const char *path, bool create);
 /* The snapshots, oldest first (names only, valid and directories). */
 int store_list(int store, char ***ret, size_t *n);
 
+/*
+ * STORE/.checked: when refsnapd last found the job unchanged and skipped
+ * it (on_change), for refsnapctl list.  Written in place, not synced: a
+ * lost one only loses that remark.
+ */
+int store_write_checked(int store, time_t when);
+/* 0 and *ret, or -ENOENT (never skipped), or -errno. */
+int store_read_checked(int store, time_t *ret);
+
 /* The newest snapshot's name into name; -ENOENT when there is none. */
 int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
 

@@ -138,17 +138,20 @@ int main(void) {
         expect_error(JOB "keep_daily = 99999999\n", "keep_daily: '99999999' is not a count");
         expect_error(JOB "interval = soon\n", "main.conf:5: interval: 'soon' is not a time span");
         expect_error(JOB "interval = 0\n", "main.conf:5: interval: '0': the interval must be at least 1s");
+        expect_error(JOB "on_change_max_skip = often\n", "main.conf:5: on_change_max_skip: 'often' is not a time span");
         expect_error(JOB "hook_timeout = forever\n", "main.conf:5: hook_timeout: 'forever' is not a time span");
         {
                 Config *d = NULL;
                 _cleanup_free_ char *e2 = load(JOB, &d);
 
                 CHECK(e2 == NULL && d && d->jobs[0]->hook_timeout == 5 * USEC_PER_MIN);
+                CHECK(d && d->jobs[0]->on_change_max_skip == 7 * 24 * USEC_PER_HOUR);
                 config_free(d);
                 d = NULL;
                 free(e2);
-                e2 = load(JOB "hook_timeout = 0\n", &d);
+                e2 = load(JOB "hook_timeout = 0\non_change_max_skip = 1d\n", &d);
                 CHECK(e2 == NULL && d && d->jobs[0]->hook_timeout == 0);
+                CHECK(d && d->jobs[0]->on_change_max_skip == 24 * USEC_PER_HOUR);
                 config_free(d);
         }
         expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
