@@ -345,6 +345,8 @@ static void job_mark_changed(JobState *js, const char *why) {
 static bool on_watch_own(pid_t pid, void *userdata) {
         Manager *m = userdata;
 
+        if (pid == getpid())
+                return true;    /* the daemon itself: a store's .checked, say */
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->child == pid)
                         return true;
