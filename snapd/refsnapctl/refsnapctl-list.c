@@ -23,20 +23,23 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 printf(",\"snapshot\":");
                 json_string(stdout, name);
                 if (f)
-                        printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu,\"skipped\":%llu}",
+                        printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu,\"skipped\":%llu,"
+                               "\"guard\":%s}",
                                (long long) f->start, (long long) f->end,
                                (unsigned long long) f->files, (unsigned long long) f->bytes,
-                               (unsigned long long) f->skipped);
+                               (unsigned long long) f->skipped, f->guard ? "true" : "false");
                 else
                         printf("}");
-        } else if (f && f->skipped)
-                printf("%-16s %-24s %8llu %8s %6llds  partial: %llu skipped\n", job->name, name,
-                       (unsigned long long) f->files, format_bytes(f->bytes, size, sizeof(size)),
-                       (long long) (f->end - f->start), (unsigned long long) f->skipped);
-        else if (f)
-                printf("%-16s %-24s %8llu %8s %6llds\n", job->name, name,
+        } else if (f) {
+                printf("%-16s %-24s %8llu %8s %6llds", job->name, name,
                        (unsigned long long) f->files, format_bytes(f->bytes, size, sizeof(size)),
                        (long long) (f->end - f->start));
+                if (f->guard)
+                        printf("  guard");
+                if (f->skipped)
+                        printf("  partial: %llu skipped", (unsigned long long) f->skipped);
+                putchar('\n');
+        }
         else
                 printf("%-16s %-24s %8s %8s %7s\n", job->name, name, "-", "-", "-");
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
 #include "restore.h"
+#include "snapshot.h"
 #include "store.h"
 
 /* Explain a refusal of chase_dir() on target; failed is the prefix that failed. */
@@ -63,6 +65,40 @@ static int open_target(const char *target, int *ret) {
                 return fd == -EPERM ? EXIT_FAILED : exit_status_from_errno(fd);
         }
         *ret = fd;
+        return EXIT_OK;
+}
+
+/*
+ * Before a restore into the job's source replaces anything: a snapshot of
+ * the job as it is now, marked as a guard, so that restoring the wrong
+ * snapshot can itself be undone.  Taken before the restore locks the
+ * store (a snapshot locks it itself), waiting for a snapshot of the
+ * daemon's to end.  Returns an exit status.
+ */
+static int take_guard(const Job *job, int store) {
+        SnapshotPre opts = { .guard = true };
+        char name[SNAPSHOT_NAME_MAX];
+        SnapshotFacts f;
+        int r;
+
+        for (;;) {
+                r = snapshot_take(job, NULL, NULL, stderr, &opts, name, &f);
+                if (r != -EBUSY)
+                        break;
+                fprintf(stderr, "refsnapctl: %s: waiting for the running snapshot to end\n", job->name);
+                r = store_lock(store, true);
+                if (r >= 0)
+                        r = flock(store, LOCK_UN) < 0 ? -errno : 0;
+                if (r < 0)
+                        break;
+        }
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot take the guard snapshot (%s); nothing restored "
+                        "(--no-guard restores without one)\n", job->name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        printf("guard snapshot %s%s of what the restore replaces: \"refsnapctl restore %s %s\" undoes it\n", name,
+               f.skipped ? " (partial)" : "", job->name, name);
         return EXIT_OK;
 }
 
@@ -119,6 +155,25 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
         return EXIT_OK;
 }
 
+/* Is PATH under the job's source, and in the snapshot?  Returns an exit status. */
+static int check_path(const Job *job, int snap, const char *path) {
+        _cleanup_free_ char *rel = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        const char *base;
+        struct stat st;
+
+        if (job_relative(job, path, &rel) < 0)
+                return EXIT_USAGE;
+        if (!*rel)
+                return EXIT_OK;
+        dir = chase_parent(snap, rel, &(Chase) { .flags = CHASE_NO_XDEV }, &base);
+        if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                fprintf(stderr, "%s: not in the snapshot\n", rel);
+                return EXIT_NOT_FOUND;
+        }
+        return EXIT_OK;
+}
+
 static void print_summary(const Restore *o, const char *name, const char *target) {
         if (arg_dry_run)
                 printf("%llu to restore, %llu to delete (dry run, nothing changed)\n",
@@ -161,6 +216,17 @@ int verb_restore(int argc, char *argv[]) {
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
+        /* Every PATH first, so that a mistyped one costs no guard snapshot. */
+        for (int i = 3; i < argc; i++) {
+                r = check_path(job, snap, argv[i]);
+                if (r != EXIT_OK)
+                        return r;
+        }
+        if (!arg_dry_run && !arg_to && !arg_no_guard) {
+                r = take_guard(job, store);
+                if (r != EXIT_OK)
+                        return r;
+        }
         if (!arg_dry_run) {
                 r = prepare_restore(job, store);
                 if (r != EXIT_OK)

@@ -24,6 +24,7 @@ const char *arg_dropins = DEFAULT_DROPINS;
 bool arg_json = false;
 bool arg_dry_run = false;
 bool arg_delete = false;
+bool arg_no_guard = false;
 const char *arg_to = NULL;
 
 typedef struct Verb {
@@ -48,7 +49,7 @@ static void help(void) {
                "  snapshot JOB             take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
-               "  restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run]\n"
+               "  restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
                "  prune JOB [--dry-run]    apply the job's retention now\n"
                "  check-config [FILE]      check the configuration, print every error\n\n"
@@ -58,6 +59,7 @@ static void help(void) {
                "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
                "      --to=DIR             restore: into DIR instead of the job's source\n"
                "      --delete             restore: remove what the snapshot does not have\n"
+               "      --no-guard           restore: no guard snapshot of what it replaces\n"
                "  -h, --help               show this help\n"
                "SNAP is a snapshot name or \"latest\".\n"
                "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
@@ -66,7 +68,7 @@ static void help(void) {
 
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE };
+        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_NO_GUARD };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -74,6 +76,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "dry-run", no_argument, NULL, 'n' },
                 { "to", required_argument, NULL, ARG_TO },
                 { "delete", no_argument, NULL, ARG_DELETE },
+                { "no-guard", no_argument, NULL, ARG_NO_GUARD },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -96,6 +99,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_TO:
                         arg_to = optarg;
+                        break;
+                case ARG_NO_GUARD:
+                        arg_no_guard = true;
                         break;
                 case ARG_DELETE:
                         arg_delete = true;

@@ -26,6 +26,7 @@ typedef struct Take {
         const Job *job;
         const MirrorOps *ops;
         FILE *log;
+        bool guard;
         char *skipped;          /* the skipped files, "ERRNO PATH" lines */
         size_t skipped_size;
         int src, store, dst;
@@ -168,6 +169,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .vanished = w.stats.vanished,
                 .excluded = w.stats.excluded,
                 .skipped = w.stats.skipped,
+                .guard = t->guard,
         };
         return 0;
 }
@@ -224,6 +226,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .src = -EBADF,
                 .store = -EBADF,
                 .dst = -EBADF,
+                .guard = pre && pre->guard,
                 .start = time(NULL),
                 .name = name,
         };

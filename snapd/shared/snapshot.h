@@ -2,19 +2,22 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "mirror.h"
 #include "store.h"
 
-/*
- * What runs with the store locked, before anything is written (the
- * pre_snapshot hook): 0 goes on; anything else skips the snapshot.
- */
 typedef struct SnapshotPre {
+        /*
+         * What runs with the store locked, before anything is written (the
+         * pre_snapshot hook): 0 goes on; anything else skips the snapshot.
+         */
         int (*fn)(void *userdata);
         void *userdata;
+        /* A guard snapshot, taken by a restore of what it replaces: so marked in the facts. */
+        bool guard;
 } SnapshotPre;
 
 /* snapshot_take() when pre skipped the snapshot. */

@@ -238,9 +238,9 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
                 return dir;
         if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
                      "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
-                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nerrors=%u\n",
+                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nerrors=%u\n",
                      (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
-                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->errors) < 0)
+                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->errors) < 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
@@ -284,6 +284,7 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "vanished")) f->vanished = v;
                 else if (!strcmp(key, "excluded")) f->excluded = v;
                 else if (!strcmp(key, "skipped")) f->skipped = v;
+                else if (!strcmp(key, "guard")) f->guard = v != 0;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);

@@ -32,6 +32,7 @@ typedef struct SnapshotFacts {
         time_t start, end;
         uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
         uint64_t skipped;       /* > 0: a partial snapshot (the files are in .facts/NAME.skipped) */
+        bool guard;             /* taken by a restore, of what it was about to replace */
         unsigned errors;
 } SnapshotFacts;
 
