@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/acl.h>
+#include <sys/ioctl.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -87,6 +89,30 @@ int copy_times_fd(int dst, const struct stat *st) {
         return utimensat(AT_FDCWD, PROC_FD(dst), ts, 0) < 0 ? -errno : 0;
 }
 
+/*
+ * The inode flags that say how a directory's new files are stored and
+ * handled (lsattr's C, A, d, S), as reflinkat(2) keeps them on files.
+ * Set after the directory's entries were made, so they only shape files
+ * made in it later.
+ */
+#define DIR_FLAGS (FS_NOCOW_FL | FS_NOATIME_FL | FS_NODUMP_FL | FS_SYNC_FL)
+
+int copy_dir_flags(int src, int dst) {
+        int sf = 0, df = 0, want;
+
+        if (ioctl(src, FS_IOC_GETFLAGS, &sf) < 0)
+                return errno == ENOTTY || errno == EOPNOTSUPP ? 0 : -errno;     /* no flags here */
+        if (ioctl(dst, FS_IOC_GETFLAGS, &df) < 0) {
+                if ((errno == ENOTTY || errno == EOPNOTSUPP) && !(sf & DIR_FLAGS))
+                        return 0;
+                return -errno;
+        }
+        want = (df & ~DIR_FLAGS) | (sf & DIR_FLAGS);
+        if (want == df)
+                return 0;
+        return ioctl(dst, FS_IOC_SETFLAGS, &want) < 0 ? -errno : 0;
+}
+
 int copy_meta_fd(int src, int dst, const struct stat *st) {
         char sp[PROC_FD_PATH_MAX], dp[PROC_FD_PATH_MAX];
         int r;
@@ -103,6 +129,9 @@ int copy_meta_fd(int src, int dst, const struct stat *st) {
                 return r;
         if (S_ISDIR(st->st_mode)) {
                 r = copy_acl(sp, dp, ACL_TYPE_DEFAULT);
+                if (r < 0)
+                        return r;
+                r = copy_dir_flags(src, dst);
                 if (r < 0)
                         return r;
         }

@@ -12,6 +12,12 @@
  * Returns 0 or -errno.
  */
 int copy_meta_fd(int src, int dst, const struct stat *st);
+
+/*
+ * A directory's inode flags NOCOW, NOATIME, NODUMP and SYNC from src to
+ * dst (both opened O_RDONLY): copy_meta_fd() does it for directories.
+ */
+int copy_dir_flags(int src, int dst);
 int copy_meta_symlink(int dirfd, const char *name, const struct stat *st);
 
 /* Times only: directories get them after their contents are made. */

@@ -86,7 +86,7 @@ static void make_tree(const char *src) {
                  "setfattr -n user.comment -v 'kept' plain && setfattr -n trusted.t -v 1 plain\n"
                  "setfattr -n user.dir -v d sub\n"
                  "mkdir -p skipme && printf 'tmp' > a.tmp && printf 'tmp' > sub/b.tmp\n"
-                 "chmod 1777 empty && chown 99:99 empty\n"
+                 "chmod 1777 empty && chown 99:99 empty && chattr +A +d empty\n"
                  "touch -h -d '2001-02-03 04:05:06' link && touch -d '2002-03-04 05:06:07' plain sub\n",
                  src);
         sh(cmd);
@@ -222,6 +222,15 @@ int main(void) {
         CHECK(lstat(cmd, &st2) < 0 && errno == ENOENT);
         snprintf(cmd, sizeof(cmd), "%s/skipme", dst);
         CHECK(lstat(cmd, &st2) < 0 && errno == ENOENT);
+        /* A directory's inode flags (here NOATIME and NODUMP, which ext4 has too). */
+        {
+                char c2[PATH_MAX * 5];
+
+                snprintf(c2, sizeof(c2), "test \"$(lsattr -d '%s/empty' | cut -c1-22)\" = "
+                         "\"$(lsattr -d '%s/empty' | cut -c1-22)\" && lsattr -d '%s/empty' | grep -q '^[^ ]*A' && "
+                         "lsattr -d '%s/empty' | grep -q '^[^ ]*d'", src, dst, dst, dst);
+                CHECK(system(c2) == 0);
+        }
         snprintf(cmd, sizeof(cmd), "%s/etc-link", dst);
         CHECK(lstat(cmd, &st2) == 0 && S_ISLNK(st2.st_mode));
         snprintf(cmd, sizeof(cmd), "%s/sparse", dst);
