@@ -43,6 +43,18 @@ static void report(FILE *errors, unsigned *n, const char *fmt, ...) {
         (*n)++;
 }
 
+/* Note where the key being parsed was set. */
+static int key_where(const Parser *p, KeyWhere *w) {
+        char *f = strdup(p->file);
+
+        if (!f)
+                return -ENOMEM;
+        free(w->file);
+        w->file = f;
+        w->line = p->line;
+        return 0;
+}
+
 #define parse_error(p, key, fmt, ...) \
         report((p)->errors, &(p)->n_errors, "%s:%u: %s: " fmt, (p)->file, (p)->line, key, ##__VA_ARGS__)
 
@@ -56,6 +68,10 @@ static Job *job_free(Job *j) {
         free(j->pre_snapshot);
         free(j->post_snapshot);
         free(j->file);
+        free(j->source_at.file);
+        free(j->store_at.file);
+        free(j->hook_at[0].file);
+        free(j->hook_at[1].file);
         free(j);
         return NULL;
 }
@@ -214,7 +230,8 @@ static int handler(void *user, const char *section, const char *key, const char 
         if (strcmp(key, "source") == 0 || strcmp(key, "store") == 0) {
                 if (!path_valid(value))
                         parse_error(p, key, "'%s' is not an absolute, normalized path", value);
-                else if (set_string(strcmp(key, "source") == 0 ? &j->source : &j->store, value) < 0)
+                else if (set_string(strcmp(key, "source") == 0 ? &j->source : &j->store, value) < 0 ||
+                         key_where(p, strcmp(key, "source") == 0 ? &j->source_at : &j->store_at) < 0)
                         parse_error(p, key, "out of memory");
         } else if (strcmp(key, "on_change_max_skip") == 0) {
                 if (timespan_parse(value, &j->on_change_max_skip) < 0)
@@ -265,7 +282,7 @@ static int handler(void *user, const char *section, const char *key, const char 
                         *field = NULL;
                 } else if (!path_valid(value))
                         parse_error(p, key, "'%s' is not an absolute path to a program", value);
-                else if (set_string(field, value) < 0)
+                else if (set_string(field, value) < 0 || key_where(p, &j->hook_at[key[1] == 'r' ? 0 : 1]) < 0)
                         parse_error(p, key, "out of memory");
         } else
                 parse_error(p, key, "unknown key");
@@ -340,16 +357,17 @@ static void validate(Parser *p) {
                         continue;
                 if (strcmp(j->source, j->store) == 0)
                         report(p->errors, &p->n_errors, "%s:%u: [%s]: store is the source itself",
-                               j->file, j->line, j->name);
+                               j->store_at.file, j->store_at.line, j->name);
                 else if (path_startswith(j->source, j->store))
                         report(p->errors, &p->n_errors,
                                "%s:%u: [%s]: store %s contains the source; put it beside it",
-                               j->file, j->line, j->name, j->store);
+                               j->store_at.file, j->store_at.line, j->name, j->store);
                 for (size_t k = 0; k < i; k++)
                         if (c->jobs[k]->store && strcmp(c->jobs[k]->store, j->store) == 0)
                                 report(p->errors, &p->n_errors,
                                        "%s:%u: [%s]: store %s is also the store of job %s",
-                                       j->file, j->line, j->name, j->store, c->jobs[k]->name);
+                                       j->store_at.file, j->store_at.line, j->name, j->store,
+                                       c->jobs[k]->name);
         }
 }
 
@@ -411,26 +429,26 @@ static void check_source(FILE *f, unsigned *n, const Job *j, uint64_t *ret_mnt) 
 
         *ret_mnt = 0;
         if (lstat(j->source, &st) < 0)
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
                        strerror(errno));
         else if (S_ISLNK(st.st_mode))
                 report(f, n, "%s:%u: [%s]: source %s is a symbolic link; name the directory itself",
-                       j->file, j->line, j->name, j->source);
+                       j->source_at.file, j->source_at.line, j->name, j->source);
         else if (!S_ISDIR(st.st_mode))
-                report(f, n, "%s:%u: [%s]: source %s is not a directory", j->file, j->line, j->name,
+                report(f, n, "%s:%u: [%s]: source %s is not a directory", j->source_at.file, j->source_at.line, j->name,
                        j->source);
         else if (!(canonical = realpath(j->source, NULL)))
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
                        strerror(errno));
         else if (strcmp(canonical, j->source) != 0)
                 report(f, n, "%s:%u: [%s]: source %s is not canonical (a symbolic link on the way); "
-                       "its canonical path is %s", j->file, j->line, j->name, j->source, canonical);
+                       "its canonical path is %s", j->source_at.file, j->source_at.line, j->name, j->source, canonical);
         else if (private_tmp(j->source))
                 report(f, n, "%s:%u: [%s]: source %s is under %s, which refsnapd.service sees as a "
-                       "private, empty directory of its own (PrivateTmp=yes)", j->file, j->line, j->name,
+                       "private, empty directory of its own (PrivateTmp=yes)", j->source_at.file, j->source_at.line, j->name,
                        j->source, private_tmp(j->source));
         else if (path_mount_id_nearest(j->source, ret_mnt, NULL) < 0)
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->file, j->line, j->name, j->source,
+                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
                        strerror(errno));
 }
 
@@ -444,7 +462,7 @@ static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uin
 
         if (private_tmp(j->store)) {
                 report(f, n, "%s:%u: [%s]: store %s is under %s, which refsnapd.service sees as a "
-                       "private directory of its own (PrivateTmp=yes)", j->file, j->line, j->name,
+                       "private directory of its own (PrivateTmp=yes)", j->store_at.file, j->store_at.line, j->name,
                        j->store, private_tmp(j->store));
                 return;
         }
@@ -452,20 +470,20 @@ static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uin
                 if (c->jobs[k] != j && c->jobs[k]->source && path_startswith(j->store, c->jobs[k]->source))
                         report(f, n, "%s:%u: [%s]: store %s lies inside the source of job %s, which would "
                                "snapshot these snapshots, and whose restore --delete would delete them",
-                               j->file, j->line, j->name, j->store, c->jobs[k]->name);
+                               j->store_at.file, j->store_at.line, j->name, j->store, c->jobs[k]->name);
         r = path_mount_id_nearest(j->store, &store_mnt, &existing);
         if (r < 0) {
-                report(f, n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name, j->store, strerror(-r));
+                report(f, n, "%s:%u: [%s]: store %s: %s", j->store_at.file, j->store_at.line, j->name, j->store, strerror(-r));
                 return;
         }
         if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                report(f, n, "%s:%u: [%s]: store: %s is %s", j->file, j->line, j->name, existing,
+                report(f, n, "%s:%u: [%s]: store: %s is %s", j->store_at.file, j->store_at.line, j->name, existing,
                        S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" :
                        "not a directory");
                 return;
         }
         if (src_mnt && store_mnt != src_mnt)
-                report(f, n, "%s:%u: [%s]: store %s is not on the mount of source %s", j->file, j->line,
+                report(f, n, "%s:%u: [%s]: store %s is not on the mount of source %s", j->store_at.file, j->store_at.line,
                        j->name, j->store, j->source);
         /* What store_open() will refuse, said with the directory at fault. */
         fd = chase_dir(AT_FDCWD, existing, &ch);
@@ -479,23 +497,23 @@ static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uin
                         if (len > 1)
                                 len--;
                 }
-                report(f, n, "%s:%u: [%s]: store %s: %.*s %s", j->file, j->line, j->name, j->store,
+                report(f, n, "%s:%u: [%s]: store %s: %.*s %s", j->store_at.file, j->store_at.line, j->name, j->store,
                        (int) len, existing,
                        fd == -ELOOP ? "is a symbolic link; name the store canonically" :
                        "is owned by or writable by a user other than root, who could swap the store "
                        "for a directory of her own");
         } else if (fd < 0)
-                report(f, n, "%s:%u: [%s]: store %s: %s: %s", j->file, j->line, j->name, j->store, existing,
+                report(f, n, "%s:%u: [%s]: store %s: %s: %s", j->store_at.file, j->store_at.line, j->name, j->store, existing,
                        strerror(-fd));
         else if (fstat(fd, &st) < 0)
-                report(f, n, "%s:%u: [%s]: store %s: %s", j->file, j->line, j->name, existing, strerror(errno));
+                report(f, n, "%s:%u: [%s]: store %s: %s", j->store_at.file, j->store_at.line, j->name, existing, strerror(errno));
         else if (strcmp(existing, j->store) == 0 && st.st_uid != 0)
-                report(f, n, "%s:%u: [%s]: store %s is owned by uid %u; it must be root's", j->file, j->line,
+                report(f, n, "%s:%u: [%s]: store %s is owned by uid %u; it must be root's", j->store_at.file, j->store_at.line,
                        j->name, j->store, (unsigned) st.st_uid);
         else if (strcmp(existing, j->store) != 0 && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
                 /* The store is to be made in it: another user could make it first. */
                 report(f, n, "%s:%u: [%s]: store %s: %s is owned by or writable by a user other than root, "
-                       "who could make the store as a directory of her own", j->file, j->line, j->name,
+                       "who could make the store as a directory of her own", j->store_at.file, j->store_at.line, j->name,
                        j->store, existing);
 }
 
@@ -516,7 +534,7 @@ int config_check_paths(const Config *c, char **errors) {
                 check_store(f, &n, c, j, src_mnt);
                 for (size_t k = 0; k < ELEMENTSOF(hooks); k++)
                         if (hooks[k] && access(hooks[k], X_OK) < 0)
-                                report(f, &n, "%s:%u: [%s]: %s %s: %s", j->file, j->line, j->name,
+                                report(f, &n, "%s:%u: [%s]: %s %s: %s", j->hook_at[k].file, j->hook_at[k].line, j->name,
                                        k == 0 ? "pre_snapshot" : "post_snapshot", hooks[k],
                                        strerror(errno));
         }

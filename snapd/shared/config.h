@@ -18,6 +18,12 @@
 #define JOB_HOOK_TIMEOUT_DEFAULT (5 * USEC_PER_MIN)
 #define JOB_ON_CHANGE_MAX_SKIP_DEFAULT (7 * 24 * USEC_PER_HOUR)
 
+/* Where a key was set: the file and line a message about its value names. */
+typedef struct KeyWhere {
+        char *file;
+        unsigned line;
+} KeyWhere;
+
 typedef struct Job {
         char *name;
         char *source;
@@ -33,6 +39,7 @@ typedef struct Job {
         usec_t hook_timeout;    /* each hook's; 0: none */
         char *file;             /* where the section first appeared */
         unsigned line;
+        KeyWhere source_at, store_at, hook_at[2];       /* hook_at: pre_snapshot, post_snapshot */
 } Job;
 
 typedef struct Config {

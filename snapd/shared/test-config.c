@@ -269,12 +269,13 @@ int main(void) {
                 CHECK(config_check_paths(c, &errors) == -EINVAL);
                 fprintf(stderr, "%s", errors ? errors : "");
                 CHECK(errors && !strstr(errors, "[a]"));
-                CHECK(errors && strstr(errors, "paths.conf:5: [b]: source") &&
+                /* Each names the line of the key at fault, not of its section. */
+                CHECK(errors && strstr(errors, "paths.conf:6: [b]: source") &&
                       strstr(errors, "No such file or directory"));
-                CHECK(errors && strstr(errors, "[c]: store /proc/x is not on the mount of source"));
+                CHECK(errors && strstr(errors, "paths.conf:11: [c]: store /proc/x is not on the mount of source"));
                 CHECK(errors && strstr(errors, "[d]: source") && strstr(errors, "is not canonical") &&
                       strstr(errors, "its canonical path is ") && strstr(errors, "/real/src"));
-                CHECK(errors && strstr(errors, "[d]: pre_snapshot /nonexistent/hook: No such file"));
+                CHECK(errors && strstr(errors, "paths.conf:17: [d]: pre_snapshot /nonexistent/hook: No such file"));
                 CHECK(errors && strstr(errors, "[e]: source /tmp is under /tmp, which refsnapd.service"));
                 CHECK(errors && strstr(errors, "[e]: store /var/tmp/x is under /var/tmp"));
                 CHECK(errors && strstr(errors, "[f]: store") &&
