@@ -15,6 +15,7 @@
 #include "chase.h"
 #include "exit-status.h"
 #include "fd-util.h"
+#include "mountpoint-util.h"
 #include "macro.h"
 #include "path-util.h"
 #include "reflink.h"
@@ -174,6 +175,39 @@ static int check_path(const Job *job, int snap, const char *path) {
         return EXIT_OK;
 }
 
+/*
+ * Entries are staged in the store and renamed into the target: both must
+ * be on one mount, which is said now rather than after the staging.
+ * Returns an exit status.
+ */
+static int same_mount(const Job *job, int store, int live, const char *target) {
+        uint64_t a, b;
+
+        if (fd_mount_id(store, &a) < 0 || fd_mount_id(live, &b) < 0 || a == b)
+                return EXIT_OK;
+        fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
+                "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
+                job->store);
+        return EXIT_FAILED;
+}
+
+/*
+ * The snapshot opened before the store's lock was taken may have been
+ * pruned while the restore waited for it: restoring an emptied tree with
+ * --delete would empty the live one.  Still the store's NAME, and not
+ * removed?  Returns an exit status.
+ */
+static int snapshot_still_there(const Job *job, int store, int snap, const char *name) {
+        struct stat a, b;
+
+        if (fstat(snap, &a) == 0 && a.st_nlink > 0 && fstatat(store, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+            stat_inode_same(&a, &b))
+                return EXIT_OK;
+        fprintf(stderr, "refsnapctl: %s: snapshot %s went away while the restore waited for the store (pruned?); "
+                "nothing restored\n", job->name, name);
+        return EXIT_FAILED;
+}
+
 static void print_summary(const Restore *o, const char *name, const char *target) {
         if (arg_dry_run)
                 printf("%llu to restore, %llu to delete (dry run, nothing changed)\n",
@@ -228,7 +262,11 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         if (!arg_dry_run) {
-                r = prepare_restore(job, store);
+                r = same_mount(job, store, live, target);
+                if (r == EXIT_OK)
+                        r = prepare_restore(job, store);
+                if (r == EXIT_OK)
+                        r = snapshot_still_there(job, store, snap, name);
                 if (r != EXIT_OK)
                         return r;
         }

@@ -12,6 +12,7 @@
 #include "chase.h"
 #include "exit-status.h"
 #include "fd-util.h"
+#include "hook.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -688,9 +689,14 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
         }
         if (!waiting)
                 return sd_event_exit(m->event, 0);
-        /* Cancelled workers stop at the next entry; give them 3 s. */
+        /*
+         * Cancelled workers stop at the next entry.  One in a pre hook needs
+         * at most HOOK_CANCEL_GRACE for it, then its post hook as much again
+         * plus HOOK_KILL_GRACE (hook.h): 4 s, within systemd's stop timeout.
+         */
         return sd_event_add_time_relative(m->event, &m->kill_timer, CLOCK_MONOTONIC,
-                                          3 * USEC_PER_SEC, 0, on_kill_timer, m);
+                                          2 * HOOK_CANCEL_GRACE + HOOK_KILL_GRACE + USEC_PER_SEC / 2, 0,
+                                          on_kill_timer, m);
 }
 
 int manager_init(Manager *m) {

@@ -58,8 +58,8 @@ static int worker_hook(const Job *job, const char *which, const char *hook, cons
          * A post hook after a cancel still runs (a quiesced service must
          * be resumed), within what the daemon gives its workers to stop.
          */
-        if (worker_cancel && (timeout == 0 || timeout > HOOK_KILL_GRACE))
-                timeout = HOOK_KILL_GRACE;
+        if (worker_cancel && (timeout == 0 || timeout > HOOK_CANCEL_GRACE))
+                timeout = HOOK_CANCEL_GRACE;
         r = hook_run(hook, job->name, env, timeout, strcmp(which, "pre") == 0 ? &worker_cancel : NULL);
         if (r == -ETIME)
                 log_job(LOG_WARNING, job->name, "%s_snapshot %s did not end within %s: killed", which, hook,

@@ -507,6 +507,9 @@ static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uin
                        strerror(-fd));
         else if (fstat(fd, &st) < 0)
                 report(f, n, "%s:%u: [%s]: store %s: %s", j->store_at.file, j->store_at.line, j->name, existing, strerror(errno));
+        else if (strcmp(existing, j->store) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+                report(f, n, "%s:%u: [%s]: store %s is writable by other users (mode %04o); make it 0700",
+                       j->store_at.file, j->store_at.line, j->name, j->store, (unsigned) (st.st_mode & 07777));
         else if (strcmp(existing, j->store) == 0 && st.st_uid != 0)
                 report(f, n, "%s:%u: [%s]: store %s is owned by uid %u; it must be root's", j->store_at.file, j->store_at.line,
                        j->name, j->store, (unsigned) st.st_uid);

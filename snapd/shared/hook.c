@@ -44,15 +44,20 @@ _noreturn_ static void hook_exec(const char *path, const char *arg, char *const 
         _exit(127);
 }
 
-/* Wait for pid until deadline (0: none) or *cancel; 1 when it exited. */
+/*
+ * Wait for pid to exit, until deadline (0: none) or *cancel; 1 when it
+ * did.  It is left a zombie (WNOWAIT): while it is, its process group
+ * cannot be taken by another, so the group can still be killed safely.
+ */
 static int hook_wait(pid_t pid, int pidfd, usec_t deadline, const volatile sig_atomic_t *cancel,
-                     int *status) {
+                     siginfo_t *si) {
         for (;;) {
                 struct pollfd p = { .fd = pidfd, .events = POLLIN };
                 usec_t now = now_monotonic();
                 int ms = 100;   /* a cancel flag set between two checks waits at most this */
 
-                if (waitpid(pid, status, WNOHANG) == pid)
+                *si = (siginfo_t) {};
+                if (waitid(P_PID, pid, si, WEXITED | WNOHANG | WNOWAIT) == 0 && si->si_pid == pid)
                         return 1;
                 if (cancel && *cancel)
                         return -ECANCELED;
@@ -70,7 +75,8 @@ static int hook_wait(pid_t pid, int pidfd, usec_t deadline, const volatile sig_a
 int hook_run(const char *path, const char *arg, char *const env[], usec_t timeout,
              const volatile sig_atomic_t *cancel) {
         _cleanup_close_ int pidfd = -EBADF;
-        int status = 0, r;
+        siginfo_t si;
+        int r;
         pid_t pid;
 
         pid = fork();
@@ -82,21 +88,21 @@ int hook_run(const char *path, const char *arg, char *const env[], usec_t timeou
         (void) setpgid(pid, pid);
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
 
-        r = hook_wait(pid, pidfd, timeout ? now_monotonic() + timeout : 0, cancel, &status);
+        r = hook_wait(pid, pidfd, timeout ? now_monotonic() + timeout : 0, cancel, &si);
         if (r < 0) {
                 /* Out of time or cancelled: the whole group, politely first. */
                 kill(-pid, SIGTERM);
-                if (hook_wait(pid, pidfd, now_monotonic() + HOOK_KILL_GRACE, NULL, &status) < 0) {
+                if (hook_wait(pid, pidfd, now_monotonic() + (r == -ECANCELED ? HOOK_CANCEL_GRACE : HOOK_KILL_GRACE),
+                              NULL, &si) < 0)
                         kill(-pid, SIGKILL);
-                        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                                ;
-                }
-                /* What the hook left behind in its group goes with it. */
-                kill(-pid, SIGKILL);
-                return r;
         }
-        kill(-pid, SIGKILL);    /* any straggler of its group */
-        if (WIFEXITED(status))
-                return WEXITSTATUS(status);
-        return 128 + WTERMSIG(status);
+        /* What the hook left in its group goes with it, while its zombie still holds the group. */
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0)
+                return r;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status;
+        return 128 + si.si_status;
 }

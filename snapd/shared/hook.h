@@ -13,11 +13,14 @@
  * signal handling, no descriptor of the daemon's, and a clean
  * environment: PATH and the REFSNAP_* variables given in env, nothing of
  * the daemon's (no NOTIFY_SOCKET, no INVOCATION_ID).  It is given timeout
- * (0: none); when that runs out, or *cancel becomes set, its whole group
- * gets SIGTERM, then SIGKILL HOOK_KILL_GRACE later.
+ * (0: none); when that runs out its whole group gets SIGTERM, then
+ * SIGKILL HOOK_KILL_GRACE later; when *cancel becomes set (the daemon is
+ * stopping), HOOK_CANCEL_GRACE later, so that a post hook still fits in
+ * the time the daemon gives its workers to stop (refsnapd-manager.c).
  */
 
 #define HOOK_KILL_GRACE (2 * USEC_PER_SEC)
+#define HOOK_CANCEL_GRACE (1 * USEC_PER_SEC)
 
 /*
  * Run path with env (a NULL-terminated list of NAME=VALUE) and the job's

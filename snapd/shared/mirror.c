@@ -280,7 +280,7 @@ static int do_special(State *s, int sfd, int dfd, const char *name, const struct
 }
 
 bool mirror_skippable(int r) {
-        return r == -ETXTBSY || r == -EOPNOTSUPP || r == -EPERM || r == -EACCES;
+        return r == -ETXTBSY || r == -EOPNOTSUPP;
 }
 
 /* A file left out for a reason of its own: on the log, and on the list. */

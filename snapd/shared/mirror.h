@@ -53,11 +53,12 @@ typedef struct Mirror {
  * file out would not be one), a regular file whose clone fails for a
  * reason of its own (an active
  * swap file: ETXTBSY; a pair of inodes the filesystem will not share:
- * EOPNOTSUPP; a value the kernel would not copy: EPERM, EACCES) is
- * skipped: counted in stats.skipped, described on log and listed on
- * skipped, its path escaped ("\\" and "\n").  Anything else about a
- * file, and anything about the job or the filesystem (ENOSPC, EIO),
- * fails the walk.  The caller tells "the filesystem cannot reflink at
+ * EOPNOTSUPP) is skipped: counted in stats.skipped, described on log and
+ * listed on skipped, its path escaped ("\\" and "\n").  Anything else
+ * about a file (EPERM, EACCES: a policy, which may well refuse every
+ * file, and a near-empty "partial" snapshot would then count as the
+ * newest for retention), and anything about the job or the filesystem
+ * (ENOSPC, EIO), fails the walk.  The caller tells "the filesystem cannot reflink at
  * all" apart beforehand (snapshot.c probes the store).
  */
 bool mirror_skippable(int r);

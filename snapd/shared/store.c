@@ -31,8 +31,11 @@ int store_open(const char *path, bool create) {
         if (st.st_uid != 0)
                 return -EPERM;
         /* Snapshots keep every owner and mode: only root may look in. */
-        if (create && (st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
-                return -errno;
+        if (create && (st.st_mode & 07777) != 0700) {
+                if (fchmod(fd, 0700) < 0)
+                        return -errno;
+        } else if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return -EPERM;          /* others could plant names in it */
         return TAKE_FD(fd);
 }
 
@@ -217,8 +220,10 @@ static int write_synced_maybe(int dir, const char *name, const char *content, bo
                 done += n;
         }
         if (sync && fsync(fd) < 0) {
+                int r = -errno;
+
                 safe_close(fd);
-                return -EIO;
+                return r;
         }
         safe_close(fd);
         return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
@@ -310,12 +315,13 @@ int store_retire(int store, const char *name) {
         /* One rename: listed whole, or not at all. */
         if (renameat2(store, name, store, hidden, RENAME_NOREPLACE) < 0)
                 return -errno;
+        /* Retired now, whatever follows: facts left behind are leftovers of the next run. */
         dir = facts_dir(store, false);
-        if (dir >= 0 && unlinkat(dir, name, 0) < 0 && errno != ENOENT)
-                return -errno;
-        snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
-        if (dir >= 0 && unlinkat(dir, hidden, 0) < 0 && errno != ENOENT)
-                return -errno;
+        if (dir >= 0) {
+                (void) unlinkat(dir, name, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
+        }
         return 0;
 }
 

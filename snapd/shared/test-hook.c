@@ -118,7 +118,7 @@ int main(void) {
          * A hook that hangs, with a child of its own that ignores SIGTERM:
          * at the timeout both go, SIGKILL after the grace.
          */
-        p = script("hang", "(trap '' TERM; echo $$ > \"$OUT/grandchild.txt\"; exec sleep 600) &\n"
+        p = script("hang", "(trap '' TERM; exec sh -c 'echo $$ > \"$OUT/grandchild.txt\"; exec sleep 600') &\n"
                    "sleep 600");
         t0 = now();
         r = hook_run(p, "j", env, 1 * USEC_PER_SEC, NULL);

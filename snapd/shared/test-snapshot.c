@@ -356,7 +356,10 @@ int main(void) {
                 sh("chown 65534 '%s/.refsnap/job'", base);
                 CHECK(store_open(path, false) == -EPERM);
                 CHECK(store_open(path, true) == -EPERM);
-                sh("chown 0 '%s/.refsnap/job' && chmod 0777 '%s/.refsnap'", base);
+                sh("chown 0 '%s/.refsnap/job' && chmod 0777 '%s/.refsnap/job'", base);
+                CHECK(store_open(path, false) == -EPERM);      /* others could plant names */
+                CHECK(store_open(path, true) >= 0);             /* made 0700 again */
+                sh("chmod 0777 '%s/.refsnap'", base);
                 CHECK(store_open(path, false) == -EPERM);
                 sh("chmod 0755 '%s/.refsnap' && chown 65534 '%s/.refsnap'", base);
                 CHECK(store_open(path, false) == -EPERM);
