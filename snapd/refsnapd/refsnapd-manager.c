@@ -233,17 +233,32 @@ int manager_snapshot_now(JobState *js) {
         return job_start(js);
 }
 
+static void job_watch(JobState *js);
+
 /*
  * May on_change skip the job now?  Only when a watch saw nothing since
  * the last snapshot began, and that snapshot is younger than
  * on_change_max_skip (which covers what the kernel does not report, such
  * as writes through a shared mapping).
  */
-static bool job_may_skip(const JobState *js, usec_t now) {
+static bool job_may_skip(JobState *js, usec_t now) {
         const Job *job = js->job;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
 
-        return job->on_change && js->watched && !js->changed && js->last != 0 &&
-                (job->on_change_max_skip == 0 || now < js->last + job->on_change_max_skip);
+        if (!job->on_change || !js->watched || js->changed || js->last == 0 ||
+            (job->on_change_max_skip != 0 && now >= js->last + job->on_change_max_skip))
+                return false;
+        /*
+         * Still the directory that was watched?  One replaced by another of
+         * the same name (rm -r, mkdir) is a change, and is watched anew.
+         */
+        fd = chase_dir(AT_FDCWD, job->source, NULL);
+        if (fd < 0 || fstat(fd, &st) < 0 || !file_id_equal(file_id(&st), js->source_id)) {
+                job_watch(js);
+                return false;
+        }
+        return true;
 }
 
 /* Where refsnapctl list sees it: the store's .checked (best effort). */
