@@ -21,27 +21,43 @@ check() {
 }
 
 # tap NAME-PREFIX COMMAND...: run a TAP producer (kselftest harness) and
-# turn each of its test lines into a verdict.
+# turn each of its test lines into a verdict.  Each line is stamped as it
+# comes, and a test that took 10 s or more says how long ("time NAME S"),
+# so that a slow suite shows where its time goes.
 tap() {
-	local prefix=$1 line name rc
+	local prefix=$1 line name rc stamp start= run=
 	shift
-	"$@" > "$REFSNAP_TEST_OUT/tap.tmp" 2>&1
-	rc=$?
-	cat "$REFSNAP_TEST_OUT/tap.tmp"
+	"$@" 2>&1 | while IFS= read -r line; do
+		printf '%s %s\n' "$EPOCHREALTIME" "$line"
+	done > "$REFSNAP_TEST_OUT/tap.tmp"
+	rc=${PIPESTATUS[0]}
+	cut -d' ' -f2- "$REFSNAP_TEST_OUT/tap.tmp"
 	while IFS= read -r line; do
+		stamp=${line%% *}
+		line=${line#* }
 		case "$line" in
+		"#  RUN "*)
+			start=$stamp
+			run=${line#\#  RUN}; run=${run#"${run%%[! ]*}"}; run=${run% ...}
+			continue ;;
 		"ok "*"# SKIP"*)
-			name=${line#ok * }; name=${name%% # SKIP*}
-			skip "$prefix/$name" "${line##*# SKIP}" ;;
+			# This harness names no test on a skip line: the RUN line did.
+			name=${line#ok * }; name=${name%%# SKIP*}; name=${name% }
+			[ -n "$name" ] || name=$run
+			skip "$prefix/$name" "${line##*# SKIP }" ;;
 		"ok "*)
 			name=${line#ok * }
 			pass "$prefix/$name" ;;
 		"not ok "*)
 			name=${line#not ok * }; name=${name%% # *}
 			fail "$prefix/$name" ;;
+		*) continue ;;
 		esac
+		[ -n "$start" ] && awk -v a="$start" -v b="$stamp" -v n="$prefix/$name" \
+			'BEGIN { if (b - a >= 10) printf "time %s %.1f s\n", n, b - a }'
+		start=
 	done < "$REFSNAP_TEST_OUT/tap.tmp"
-	grep -q '^ok \|^not ok ' "$REFSNAP_TEST_OUT/tap.tmp" ||
+	grep -q ' ok \| not ok ' "$REFSNAP_TEST_OUT/tap.tmp" ||
 		fail "$prefix" "no test ran (exit $rc)"
 	[ "$rc" = 0 ] || [ "$rc" = 4 ] || suite_failed=1
 }
