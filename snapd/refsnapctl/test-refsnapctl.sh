@@ -3,8 +3,9 @@
 # and --json), prune --dry-run and prune, check-config, the exit codes.
 set -u
 ctl=${1:?usage: test-refsnapctl.sh REFSNAPCTL}
-# Not under /tmp or /var/tmp: check-config refuses those (PrivateTmp=).
-t=$(mktemp -d "$PWD/refsnap-test-ctl.XXXXXX")
+# In /run: not under /tmp or /var/tmp, which check-config refuses
+# (PrivateTmp=), and root's whatever folder the tests run from.
+t=$(mktemp -d /run/refsnap-test-ctl.XXXXXX)
 chmod 0755 "$t"
 trap 'rm -rf "$t"' EXIT
 n=0 failed=0

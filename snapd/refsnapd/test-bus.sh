@@ -6,8 +6,9 @@
 set -u
 daemon=${1:?usage: test-bus.sh REFSNAPD REFSNAPCTL POLICY}
 ctl=${2:?} policy=${3:?}
-# Not under /tmp or /var/tmp: the daemon refuses those (PrivateTmp=).
-t=$(mktemp -d "$PWD/refsnap-test-bus.XXXXXX")
+# In /run: not under /tmp or /var/tmp, which the daemon refuses
+# (PrivateTmp=), and root's whatever folder the tests run from.
+t=$(mktemp -d /run/refsnap-test-bus.XXXXXX)
 bus_pid= d_pid=
 cleanup() {
 	[ -n "$d_pid" ] && kill "$d_pid" 2>/dev/null

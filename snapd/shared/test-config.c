@@ -235,17 +235,16 @@ int main(void) {
         }
 
         /*
-         * Paths on disk, in a tree of the build directory's (not under
-         * /tmp, which the daemon's unit makes private and check-config
-         * refuses).
+         * Paths on disk, in /run: not under /tmp, which the daemon's unit
+         * makes private and check-config refuses, and reached through
+         * root's directories whatever folder the tests run from.
          */
         if (geteuid() == 0) {
-                _cleanup_free_ char *cwd = getcwd(NULL, 0), *conf = NULL, *path = NULL, *cmd = NULL;
+                _cleanup_free_ char *conf = NULL, *path = NULL, *cmd = NULL;
                 char *errors = NULL;
-                char t[PATH_MAX];
+                char t[] = "/run/refsnap-test-config.XXXXXX";
 
-                snprintf(t, sizeof(t), "%s/refsnap-test-config.XXXXXX", cwd ? cwd : ".");
-                if (!cwd || !mkdtemp(t) || chmod(t, 0755) < 0)
+                if (!mkdtemp(t) || chmod(t, 0755) < 0)
                         abort();
                 if (asprintf(&cmd, "cd '%s' && mkdir -p src real/src u/src w/src o/src && ln -s real link && "
                              "mkdir -p u/store && chown 65534 u/store && chown 65534 w && mkdir -p o/store && "
