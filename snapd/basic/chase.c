@@ -59,7 +59,7 @@ int chase_dir(int dir_fd, const char *path, Chase *c) {
 
         if (!c)
                 c = &none;
-        c->failed_len = 0;
+        c->failed_len = c->unsafe_len = 0;
         if (path_has_dotdot(path)) {
                 c->failed_len = strlen(path);
                 return -EINVAL;
@@ -98,8 +98,14 @@ int chase_dir(int dir_fd, const char *path, Chase *c) {
                 if (c->flags & CHASE_SAFE) {
                         if (fstat(fd, &st) < 0)
                                 return -errno;
-                        if (unsafe(&st, fd, name))
+                        if (unsafe(&st, fd, name)) {
+                                size_t d = p - path;
+
+                                while (d > 1 && path[d - 1] == '/')
+                                        d--;
+                                c->unsafe_len = d;
                                 return -EPERM;
+                        }
                 }
                 next = open_beneath(fd, name, c->flags);
                 if (next == -ENOENT && (c->flags & CHASE_MKDIR)) {

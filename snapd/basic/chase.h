@@ -38,6 +38,11 @@ typedef struct Chase {
         void *userdata;
         /* Out, on failure: the length of the prefix of path that failed. */
         size_t failed_len;
+        /*
+         * Out, on -EPERM from CHASE_SAFE: the length of the prefix naming
+         * the directory at fault ("/" for the root; 0 for dir_fd itself).
+         */
+        size_t unsafe_len;
 } Chase;
 
 /*

@@ -446,6 +446,7 @@ static void test_chase_safe(void) {
         c.failed_len = 0;
         CHECK(chase_ret(root_fd, "s/w777/sub", &c) == -EPERM);
         CHECK(c.failed_len == strlen("s/w777/sub"));
+        CHECK(c.unsafe_len == strlen("s/w777"));
         CHECK(chase_ret(root_fd, "s/g775/sub", &c) == -EPERM);
         /* Not owned by root. */
         CHECK(chase_ret(root_fd, "s/nobody/sub", &c) == -EPERM);

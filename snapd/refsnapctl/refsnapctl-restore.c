@@ -32,16 +32,10 @@ static void target_error(const char *target, int r, const Chase *c) {
         if (r == -ELOOP)
                 fprintf(stderr, "refsnapctl: %.*s: a symbolic link; restore never follows one (name the real directory)\n",
                         len, target);
-        else if (r == -EPERM) {
-                /* The component that failed was looked up in an unsafe directory: name that one. */
-                while (len > 1 && target[len - 1] != '/')
-                        len--;
-                if (len > 1)
-                        len--;
+        else if (r == -EPERM)
                 fprintf(stderr, "refsnapctl: %s: %.*s is owned by or writable by a user other than root, "
                         "who could swap what is in it for another directory; not restoring there\n",
-                        target, len, target);
-        }
+                        target, (int) c->unsafe_len, target);
         else
                 fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
 }

@@ -488,15 +488,8 @@ static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uin
         /* What store_open() will refuse, said with the directory at fault. */
         fd = chase_dir(AT_FDCWD, existing, &ch);
         if (fd == -EPERM || fd == -ELOOP) {
-                size_t len = ch.failed_len;
+                size_t len = fd == -EPERM ? ch.unsafe_len : ch.failed_len;
 
-                if (fd == -EPERM) {
-                        /* The name looked up in an unsafe directory: name the directory. */
-                        while (len > 1 && existing[len - 1] != '/')
-                                len--;
-                        if (len > 1)
-                                len--;
-                }
                 report(f, n, "%s:%u: [%s]: store %s: %.*s %s", j->store_at.file, j->store_at.line, j->name, j->store,
                        (int) len, existing,
                        fd == -ELOOP ? "is a symbolic link; name the store canonically" :
