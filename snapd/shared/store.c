@@ -85,7 +85,40 @@ int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]) {
         return r;
 }
 
-static int write_synced_maybe(int dir, const char *name, const char *content, bool sync);
+/* Write dir/name through a temp file (synced when sync) and a rename. */
+static int write_synced_maybe(int dir, const char *name, const char *content, bool sync) {
+        char tmp[SNAPSHOT_NAME_MAX + 32];
+        size_t len = strlen(content);
+        int fd;
+
+        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        for (size_t done = 0; done < len;) {
+                ssize_t n = write(fd, content + done, len - done);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        safe_close(fd);
+                        return -errno;
+                }
+                done += n;
+        }
+        if (sync && fsync(fd) < 0) {
+                int r = -errno;
+
+                safe_close(fd);
+                return r;
+        }
+        safe_close(fd);
+        return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
+}
+
+static int write_synced(int dir, const char *name, const char *content) {
+        return write_synced_maybe(dir, name, content, true);
+}
 
 int store_write_checked(int store, time_t when) {
         char text[32];
@@ -126,7 +159,6 @@ static bool is_store_leftover(const char *name, void *userdata) {
 }
 
 static int facts_dir(int store, bool create);
-static int write_synced_maybe(int dir, const char *name, const char *content, bool sync);
 
 /*
  * Facts are written before the rename that publishes their snapshot: a
@@ -196,41 +228,6 @@ static int facts_dir(int store, bool create) {
                 fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         return fd < 0 ? -errno : fd;
-}
-
-/* Write dir/name through a temp file (synced when sync) and a rename. */
-static int write_synced_maybe(int dir, const char *name, const char *content, bool sync) {
-        char tmp[SNAPSHOT_NAME_MAX + 32];
-        size_t len = strlen(content);
-        int fd;
-
-        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        for (size_t done = 0; done < len;) {
-                ssize_t n = write(fd, content + done, len - done);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        safe_close(fd);
-                        return -errno;
-                }
-                done += n;
-        }
-        if (sync && fsync(fd) < 0) {
-                int r = -errno;
-
-                safe_close(fd);
-                return r;
-        }
-        safe_close(fd);
-        return renameat(dir, tmp, dir, name) < 0 ? -errno : 0;
-}
-
-static int write_synced(int dir, const char *name, const char *content) {
-        return write_synced_maybe(dir, name, content, true);
 }
 
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list) {
@@ -354,16 +351,5 @@ int store_remove_retired(int store, FILE *log) {
                         r = k;
         }
         strv_free(names);
-        return r;
-}
-
-int store_remove_snapshot(int store, const char *name) {
-        int r;
-
-        r = store_retire(store, name);
-        if (r >= 0)
-                r = store_sync(store);
-        if (r >= 0)
-                r = store_remove_retired(store, NULL);
         return r;
 }

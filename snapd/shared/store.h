@@ -106,5 +106,3 @@ int store_sync(int store);
  */
 int store_remove_retired(int store, FILE *log);
 
-/* Remove the snapshot NAME and its facts: retire, sync, remove. */
-int store_remove_snapshot(int store, const char *name);
