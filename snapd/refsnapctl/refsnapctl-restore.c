@@ -154,15 +154,16 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
 static int check_path(const Job *job, int snap, const char *path) {
         _cleanup_free_ char *rel = NULL;
         _cleanup_close_ int dir = -EBADF;
-        const char *base;
-        struct stat st;
 
         if (job_relative(job, path, &rel) < 0)
                 return EXIT_USAGE;
         if (!*rel)
                 return EXIT_OK;
-        dir = chase_parent(snap, rel, &(Chase) { .flags = CHASE_NO_XDEV }, &base);
-        if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        dir = restore_find(snap, rel, NULL, NULL, stderr);
+        if (dir == -ENOENT)
+                return EXIT_NOT_FOUND;
+        if (dir < 0) {
+                /* As restore_path() would fail on it, before any guard snapshot. */
                 fprintf(stderr, "%s: not in the snapshot\n", rel);
                 return EXIT_NOT_FOUND;
         }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,21 +201,33 @@ typedef struct Run {
         char stg_name[sizeof(STORE_RESTORE_PREFIX) + 12];
 } Run;
 
-static int run_find(Run *u) {
+int restore_find(int snap_root, const char *path, char **ret_dir, const char **ret_base, FILE *log) {
+        _cleanup_free_ char *dir = NULL;
+        const char *base;
         struct stat st;
-        int r;
+        int fd, r;
 
-        if (!*u->path)
-                return 0;
-        r = path_split(u->path, &u->dir, &u->base);
+        r = path_split(path, &dir, &base);
         if (r < 0)
                 return r;
-        u->snap_dir = chase_dir(u->snap_root, u->dir, &(Chase) { .flags = CHASE_NO_XDEV });
-        if (u->snap_dir == -ENOENT || u->snap_dir == -ENOTDIR || u->snap_dir == -ELOOP ||
-            (u->snap_dir >= 0 && fstatat(u->snap_dir, u->base, &st, AT_SYMLINK_NOFOLLOW) < 0)) {
-                fprintf(u->o->log, "%s: not in the snapshot\n", u->path);
+        fd = chase_dir(snap_root, dir, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ||
+            (fd >= 0 && fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)) {
+                safe_close(fd);
+                fprintf(log, "%s: not in the snapshot\n", path);
                 return -ENOENT;
         }
+        if (fd >= 0 && ret_dir)
+                *ret_dir = TAKE_PTR(dir);
+        if (fd >= 0 && ret_base)
+                *ret_base = base;
+        return fd;
+}
+
+static int run_find(Run *u) {
+        if (!*u->path)
+                return 0;
+        u->snap_dir = restore_find(u->snap_root, u->path, &u->dir, &u->base, u->o->log);
         return u->snap_dir < 0 ? u->snap_dir : 0;
 }
 

@@ -49,6 +49,14 @@ typedef struct Restore {
 } Restore;
 
 /*
+ * Is path (normalized, relative, not "") in the snapshot snap_root?  Its
+ * directory there, opened, with its directory's name (*ret_dir, a new
+ * string) and last component (*ret_base, a pointer into path), each when
+ * not NULL; -ENOENT, said on log, when it is not in the snapshot.
+ */
+int restore_find(int snap_root, const char *path, char **ret_dir, const char **ret_base, FILE *log);
+
+/*
  * Restore snap_root/path into live_root/path (path "" or NULL: the whole
  * tree, and the root directory's metadata), staging in stage_root (the
  * store, which the caller has locked; on live_root's mount, since entries
