@@ -284,7 +284,6 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
 
                 log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
                         (unsigned long long) ((now - MIN(usec, now)) / 1000));
-                js->checked = now;
                 snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
                          format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
                          format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
@@ -416,8 +415,9 @@ static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void
                 for (size_t i = 0; i < m->n_jobs; i++)
                         if (m->jobs[i]->job && m->jobs[i]->watched && file_id_equal(m->jobs[i]->source_id, id)) {
                                 if (i < 64)
-                                        jobs |= UINT64_C(1) << i;
-                                job_mark_changed(m->jobs[i], "a change under its source");
+                                        jobs |= UINT64_C(1) << i;       /* marked below, and cached */
+                                else
+                                        job_mark_changed(m->jobs[i], "a change under its source");
                         }
                 next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (next < 0)
@@ -598,7 +598,6 @@ static int manager_apply_config(Manager *m) {
                  */
                 if (js->job && !job_same_tree(js->job, job)) {
                         js->changed = true;
-                        js->checked = 0;
                         js->last = newest_snapshot(job, newest);
                 }
                 js->job = job;

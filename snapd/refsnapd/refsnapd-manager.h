@@ -28,7 +28,6 @@ typedef struct JobState {
         bool watched;
         WatchFs *fs;            /* the watch of its source's filesystem, when watched */
         FileId source_id;       /* its source, by identity: what changes are attributed to */
-        usec_t checked;         /* when on_change last skipped it (0: not since its last snapshot) */
         char result[128];
         pid_t child;
         sd_event_source *timer, *child_source;
