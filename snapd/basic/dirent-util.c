@@ -16,7 +16,7 @@ bool names_contain(char *const *names, size_t n, const char *name) {
         return n > 0 && bsearch(&name, names, n, sizeof(char *), names_cmp);
 }
 
-int dir_names_sorted(int dir_fd, const char *skip_prefix, char ***ret, size_t *n) {
+int dir_names_sorted(int dir_fd, char ***ret, size_t *n) {
         struct dirent *de;
         DIR *dir;
         int r = 0;
@@ -35,8 +35,7 @@ int dir_names_sorted(int dir_fd, const char *skip_prefix, char ***ret, size_t *n
                         r = errno ? -errno : 0;
                         break;
                 }
-                if (dot_or_dot_dot(de->d_name) ||
-                    (skip_prefix && strncmp(de->d_name, skip_prefix, strlen(skip_prefix)) == 0))
+                if (dot_or_dot_dot(de->d_name))
                         continue;
                 r = strv_push(ret, n, de->d_name);
                 if (r < 0)

@@ -5,10 +5,10 @@
 #include <stddef.h>
 
 /*
- * The names in dir_fd, sorted (strcmp), without "." and ".." and names
- * starting with skip_prefix (may be NULL); dir_fd < 0 gives none.
+ * The names in dir_fd, sorted (strcmp), without "." and ".."; dir_fd < 0
+ * gives none.
  */
-int dir_names_sorted(int dir_fd, const char *skip_prefix, char ***ret, size_t *n);
+int dir_names_sorted(int dir_fd, char ***ret, size_t *n);
 
 /* strcmp for qsort and bsearch over arrays of char *. */
 int names_cmp(const void *a, const void *b);

@@ -89,7 +89,7 @@ int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdat
         size_t n = 0;
         int r;
 
-        r = dir_names_sorted(dir_fd, NULL, &names, &n);
+        r = dir_names_sorted(dir_fd, &names, &n);
         for (size_t i = 0; i < n; i++) {
                 int k;
 

@@ -59,7 +59,7 @@ static bool dir_holds(const char *rel, const char *want) {
         size_t n = 0;
         bool ok;
 
-        if (fd < 0 || dir_names_sorted(fd, NULL, &names, &n) < 0)
+        if (fd < 0 || dir_names_sorted(fd, &names, &n) < 0)
                 return false;
         for (size_t i = 0; i < n; i++) {
                 if (i > 0)

@@ -87,7 +87,7 @@ static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char
         size_t n = 0, nl = 0;
         int r;
 
-        r = dir_names_sorted(sfd, NULL, &names, &n);
+        r = dir_names_sorted(sfd, &names, &n);
         if (r < 0)
                 return fail(o, prefix, r, "cannot read the staged copy");
         for (size_t i = 0; i < n && r >= 0; i++) {
@@ -96,7 +96,7 @@ static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char
                 r = path ? merge_entry(o, sfd, lfd, names[i], mnt, path) : -ENOMEM;
         }
         if (r >= 0 && o->delete) {
-                r = dir_names_sorted(lfd, NULL, &live, &nl);
+                r = dir_names_sorted(lfd, &live, &nl);
                 if (r < 0)
                         fail(o, prefix, r, "cannot read directory");
         }

@@ -51,7 +51,7 @@ int store_list(int store, char ***ret, size_t *n) {
         size_t count = 0, k = 0;
         int r;
 
-        r = dir_names_sorted(store, NULL, &all, &count);
+        r = dir_names_sorted(store, &all, &count);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < count; i++) {
@@ -175,7 +175,7 @@ static int remove_orphan_facts(int store, FILE *log) {
                 return 0;
         if (dir < 0)
                 return dir;
-        r = dir_names_sorted(dir, NULL, &names, &n);
+        r = dir_names_sorted(dir, &names, &n);
         for (size_t i = 0; i < n; i++) {
                 char snap[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
@@ -337,7 +337,7 @@ int store_remove_retired(int store, FILE *log) {
         size_t n = 0;
         int r;
 
-        r = dir_names_sorted(store, NULL, &names, &n);
+        r = dir_names_sorted(store, &names, &n);
         for (size_t i = 0; i < n; i++) {
                 int k;
 

@@ -114,9 +114,9 @@ static int diff_dir(const TreeDiff *d, int a_fd, int b_fd, const char *prefix, u
         size_t na = 0, nb = 0, i = 0, k = 0;
         int r;
 
-        r = dir_names_sorted(a_fd, NULL, &a, &na);
+        r = dir_names_sorted(a_fd, &a, &na);
         if (r >= 0)
-                r = dir_names_sorted(b_fd, NULL, &b, &nb);
+                r = dir_names_sorted(b_fd, &b, &nb);
         while (r == 0 && (i < na || k < nb)) {
                 _cleanup_free_ char *path = NULL;
                 const char *name;
