@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
+#include "reflink.h"
 #include "strv.h"
 
 typedef struct Parser {
@@ -560,11 +563,69 @@ int config_load_checked(const char *main_file, const char *dropin_dir, Config **
         return 0;
 }
 
+/*
+ * Whether the store's filesystem shares data: one block cloned between two
+ * unnamed files made in the store (or where it will be made), so that the
+ * probe leaves no name for anyone to race.
+ */
+static void check_reflink(FILE *f, unsigned *n, const Job *j) {
+        static const char block[4096] = "refsnap check-config probe";
+        _cleanup_close_ int dfd = -EBADF, a = -EBADF, b = -EBADF;
+        _cleanup_free_ char *existing = NULL;
+        Chase ch = { .flags = CHASE_SAFE };
+        const char *what = "a directory to probe in";
+        uint64_t mnt;
+        int r;
+
+        r = path_mount_id_nearest(j->store, &mnt, &existing);
+        if (r >= 0)
+                r = dfd = chase_dir(AT_FDCWD, existing, &ch);
+        if (r >= 0) {
+                what = "an unnamed probe file";
+                a = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+                b = a < 0 ? -EBADF : openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+                r = b < 0 ? -errno : 0;
+        }
+        if (r >= 0) {
+                ssize_t k = write(a, block, sizeof(block));
+
+                what = "writing the probe file";
+                r = k < 0 ? -errno : k != (ssize_t) sizeof(block) ? -EIO : 0;
+        }
+        if (r >= 0) {
+                what = "a reflink of the probe file";
+                r = ioctl(b, FICLONE, a) < 0 ? -errno : 0;
+        }
+        if (r < 0)
+                report(f, n, "%s:%u: [%s]: store %s: its filesystem cannot share data between files, so "
+                       "every snapshot would fail (%s: %s)", j->store_at.file, j->store_at.line, j->name, j->store,
+                       what, strerror(-r));
+}
+
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_free_ char *errors = NULL;
+        int r;
 
-        if (config_load_checked(main_file, dropin_dir, &c, &errors) < 0) {
+        r = config_load_checked(main_file, dropin_dir, &c, &errors);
+        if (r >= 0) {
+                /* What only an explicit check does: write to each store's filesystem. */
+                size_t size = 0;
+                unsigned n = 0;
+                FILE *f = open_memstream(&errors, &size);
+
+                if (!f) {
+                        fprintf(stderr, "%s: out of memory\n", prog);
+                        return 1;
+                }
+                for (size_t i = 0; i < c->n_jobs; i++)
+                        check_reflink(f, &n, c->jobs[i]);
+                if (reflink_supported() <= 0)
+                        report(f, &n, "%s: this kernel has no reflinkat(2) system call: every snapshot would fail",
+                               main_file);
+                r = fclose(f) != 0 ? -ENOMEM : n > 0 ? -EINVAL : 0;
+        }
+        if (r < 0) {
                 fputs(errors ? errors : "", stderr);
                 fprintf(stderr, "%s: %s: the configuration has errors\n", prog, main_file);
                 return 1;
