@@ -660,6 +660,9 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                         m->config = old;
                         config_free(c);
                 } else {
+                        if (old->watch_queue_bounded != c->watch_queue_bounded)
+                                log_notice("reload: watch_queue = %s takes effect at the next start",
+                                           c->watch_queue_bounded ? "bounded" : "unlimited");
                         config_free(old);
                         log_set_max_level(m->config->log_level);
                         log_info("reloaded: %zu job%s", m->n_jobs, m->n_jobs == 1 ? "" : "s");
@@ -742,7 +745,7 @@ int manager_init(Manager *m) {
 
         m->attr_cache = calloc(1, sizeof(*m->attr_cache));      /* without it: no cache */
         m->attr_gen = 1;
-        r = watch_new(&m->watch);
+        r = watch_new(m->config->watch_queue_bounded, &m->watch);
         if (r < 0) {
                 log_warning("cannot watch for changes (fanotify: %s): every due snapshot will be taken",
                             strerror(-r));

@@ -34,6 +34,7 @@ struct WatchFs {
 
 struct Watch {
         int epoll_fd;
+        bool bounded;
         WatchFs **fs;
         size_t n_fs;
 };
@@ -47,11 +48,12 @@ static WatchFs *watch_fs_free(WatchFs *fs) {
         return NULL;
 }
 
-int watch_new(Watch **ret) {
+int watch_new(bool bounded, Watch **ret) {
         Watch *w = calloc(1, sizeof(*w));
 
         if (!w)
                 return -ENOMEM;
+        w->bounded = bounded;
         w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (w->epoll_fd < 0) {
                 int r = -errno;
@@ -168,13 +170,14 @@ static int detached_root(const char *type, const char *source) {
         return mfd;
 }
 
-static int fan_group(void) {
+static int fan_group(bool bounded) {
         unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
-        int fd;
+        int fd = -1;
 
         /* Unlimited where permitted: read in batches, never lost to a burst. */
-        fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
-        if (fd < 0 && errno == EPERM)
+        if (!bounded)
+                fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+        if (bounded || (fd < 0 && errno == EPERM))
                 fd = fanotify_init(flags, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
         return fd < 0 ? -errno : fd;
 }
@@ -202,7 +205,7 @@ int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
         if (!fs)
                 return -ENOMEM;
         *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF };
-        fs->fan_fd = fan_group();
+        fs->fan_fd = fan_group(w->bounded);
         if (fs->fan_fd < 0) {
                 r = fs->fan_fd;
                 goto fail;

@@ -44,7 +44,13 @@ typedef struct WatchCallbacks {
         void (*unknown)(const WatchFs *fs, const char *why, void *userdata);
 } WatchCallbacks;
 
-int watch_new(Watch **ret);
+/*
+ * bounded: each group's queue holds what the kernel's
+ * fs.fanotify.max_queued_events allows, and overflows past it (every job on
+ * that filesystem then counts as changed); otherwise the queue is
+ * unlimited, its memory charged to the daemon's cgroup.
+ */
+int watch_new(bool bounded, Watch **ret);
 Watch *watch_free(Watch *w);
 
 /* One descriptor for the event loop: readable when any group has events. */

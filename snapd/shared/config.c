@@ -215,6 +215,11 @@ static int handler(void *user, const char *section, const char *key, const char 
                         if (parse_log_level(value, &p->config->log_level) < 0)
                                 parse_error(p, key, "'%s' is not one of err, warning, notice, info, debug",
                                             value);
+                } else if (strcmp(key, "watch_queue") == 0) {
+                        if (strcmp(value, "unlimited") == 0 || strcmp(value, "bounded") == 0)
+                                p->config->watch_queue_bounded = value[0] == 'b';
+                        else
+                                parse_error(p, key, "'%s' is not one of unlimited, bounded", value);
                 } else
                         parse_error(p, key, "unknown key in [daemon]");
                 return 1;

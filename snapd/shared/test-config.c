@@ -72,7 +72,7 @@ int main(void) {
 
         /* Every key. */
         e = load("; a comment\n"
-                 "[daemon]\nlog_level = debug\n\n"
+                 "[daemon]\nlog_level = debug\nwatch_queue = bounded\n\n"
                  "[home]\n"
                  "source = /srv/data/home\n"
                  "store = /srv/data/.refsnap/home\n"
@@ -92,6 +92,7 @@ int main(void) {
                 const Job *j = config_find_job(c, "home");
 
                 CHECK(c->log_level == LOG_DEBUG);
+                CHECK(c->watch_queue_bounded);
                 CHECK(j != NULL);
                 CHECK_STREQ(j->source, "/srv/data/home");
                 CHECK_STREQ(j->store, "/srv/data/.refsnap/home");
@@ -108,7 +109,7 @@ int main(void) {
                 CHECK_STREQ(j->pre_snapshot, "/usr/local/sbin/flush-db");
                 CHECK(j->post_snapshot == NULL);
                 CHECK(j->hook_timeout == 90 * USEC_PER_SEC);
-                CHECK(j->line == 5);
+                CHECK(j->line == 6);
                 CHECK(config_find_job(c, "nope") == NULL);
         }
         c = config_free(c);
@@ -119,6 +120,7 @@ int main(void) {
         free(e);
         if (c) {
                 CHECK(c->log_level == LOG_INFO);
+                CHECK(!c->watch_queue_bounded);
                 CHECK(!c->jobs[0]->on_change);
                 CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
                 CHECK(c->jobs[0]->n_exclude == 0);
@@ -127,6 +129,7 @@ int main(void) {
 
         /* Every error, with its file, line and key. */
         expect_error("[daemon]\nlog_level = loud\n", "main.conf:2: log_level: 'loud' is not one of");
+        expect_error("[daemon]\nwatch_queue = 100\n", "main.conf:2: watch_queue: '100' is not one of unlimited, bounded");
         expect_error("[daemon]\nverbose = 1\n", "main.conf:2: verbose: unknown key in [daemon]");
         expect_error("source = /x\n", "main.conf:1: source: not in a section");
         expect_error("[bad name]\nsource = /x\n", "main.conf:2: source: [bad name]: a job name");
