@@ -350,11 +350,11 @@ static size_t attr_slot(FileId id) {
         return (size_t) ((id.ino * 0x9e3779b97f4a7c15ULL) ^ id.dev) % ATTR_CACHE_SIZE;
 }
 
-static void job_mark_changed(JobState *js, const char *why) {
+static void job_mark_changed(JobState *js, int level, const char *why) {
         if (js->changed || !js->job)
                 return;
         js->changed = true;
-        log_job(LOG_DEBUG, js->name, "changed: %s", why);
+        log_job(level, js->name, "changed: %s", why);
 }
 
 static bool on_watch_own(pid_t pid, void *userdata) {
@@ -380,12 +380,13 @@ static bool on_watch_wanted(const WatchFs *fs, void *userdata) {
         return false;
 }
 
-static void on_watch_unknown(const WatchFs *fs, const char *why, void *userdata) {
+static void on_watch_unknown(const WatchFs *fs, const char *why, bool lost, void *userdata) {
         Manager *m = userdata;
 
+        /* Lost events are worth a line: a snapshot is taken for them. */
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->fs == fs)
-                        job_mark_changed(m->jobs[i], why);
+                        job_mark_changed(m->jobs[i], lost ? LOG_NOTICE : LOG_DEBUG, why);
 }
 
 static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata) {
@@ -400,7 +401,7 @@ static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void
                 attr_cache_clear(m);
         cur = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         if (cur < 0 || fstat(cur, &st) < 0)
-                return on_watch_unknown(fs, "a changed directory that cannot be examined", m);
+                return on_watch_unknown(fs, "a changed directory that cannot be examined", false, m);
         start = file_id(&st);
         for (unsigned depth = 0; depth < ATTR_MAX_DEPTH; depth++) {
                 FileId id = file_id(&st);
@@ -417,14 +418,14 @@ static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void
                                 if (i < 64)
                                         jobs |= UINT64_C(1) << i;       /* marked below, and cached */
                                 else
-                                        job_mark_changed(m->jobs[i], "a change under its source");
+                                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
                         }
                 next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (next < 0)
                         break;  /* above the root it was decoded against: nothing of ours */
                 if (fstat(next, &up) < 0) {
                         safe_close(next);
-                        return on_watch_unknown(fs, "a changed directory whose parent cannot be examined", m);
+                        return on_watch_unknown(fs, "a changed directory whose parent cannot be examined", false, m);
                 }
                 safe_close(cur);
                 cur = next;
@@ -441,7 +442,7 @@ static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void
         }
         for (size_t i = 0; i < m->n_jobs && i < 64; i++)
                 if (jobs & (UINT64_C(1) << i))
-                        job_mark_changed(m->jobs[i], "a change under its source");
+                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
 }
 
 static const WatchCallbacks watch_callbacks = {

@@ -272,7 +272,7 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
         size_t info = sizeof(*m);
 
         if (len < info + sizeof(fid) + sizeof(struct file_handle)) {
-                cb->unknown(fs, "an event without a directory handle", userdata);
+                cb->unknown(fs, "an event without a directory handle", false, userdata);
                 return;
         }
         memcpy(&fid, rec + info, sizeof(fid));
@@ -281,14 +281,14 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
              fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID) ||
             h.fh.handle_bytes > MAX_HANDLE_SZ ||
             info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes > len) {
-                cb->unknown(fs, "an event that does not parse", userdata);
+                cb->unknown(fs, "an event that does not parse", false, userdata);
                 return;
         }
         memcpy(h.fh.f_handle, rec + info + sizeof(fid) + sizeof(struct file_handle), h.fh.handle_bytes);
         fd = open_by_handle_at(fs->root_fd, &h.fh, O_PATH | O_CLOEXEC);
         if (fd < 0) {
                 /* Removed since (ESTALE), or not reachable from this root. */
-                cb->unknown(fs, errno == ESTALE ? "a directory removed since" : "a handle that does not decode",
+                cb->unknown(fs, errno == ESTALE ? "a directory removed since" : "a handle that does not decode", false,
                             userdata);
                 return;
         }
@@ -307,7 +307,7 @@ static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
                                 return 0;
                         if (errno == EINTR)
                                 continue;
-                        cb->unknown(fs, "a failed read of the change queue", userdata);
+                        cb->unknown(fs, "a failed read of the change queue", true, userdata);
                         return -errno;
                 }
                 for (size_t off = 0; off + sizeof(struct fanotify_event_metadata) <= (size_t) len;) {
@@ -315,11 +315,11 @@ static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
 
                         memcpy(&m, buf + off, sizeof(m));
                         if (m.event_len < sizeof(m) || off + m.event_len > (size_t) len) {
-                                cb->unknown(fs, "a truncated event", userdata);
+                                cb->unknown(fs, "a truncated event", false, userdata);
                                 break;
                         }
                         if (m.mask & FAN_Q_OVERFLOW)
-                                cb->unknown(fs, "the change queue overflowed", userdata);
+                                cb->unknown(fs, "the change queue overflowed", true, userdata);
                         else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata))
                                 handle_event(fs, buf + off, m.event_len, &m, cb, userdata);
                         off += m.event_len;

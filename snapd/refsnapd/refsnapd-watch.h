@@ -40,8 +40,12 @@ typedef struct WatchCallbacks {
          * removed, so what lies under what may have changed too.
          */
         void (*changed)(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata);
-        /* Something on fs changed that cannot be attributed (overflow, a handle that does not decode, a read error). */
-        void (*unknown)(const WatchFs *fs, const char *why, void *userdata);
+        /*
+         * Something on fs changed that cannot be attributed (a handle that does
+         * not decode); lost: events themselves were lost (an overflow, a read
+         * error).
+         */
+        void (*unknown)(const WatchFs *fs, const char *why, bool lost, void *userdata);
 } WatchCallbacks;
 
 /*
