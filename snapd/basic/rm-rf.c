@@ -16,7 +16,7 @@
 #include "stat-util.h"
 #include "strv.h"
 
-int rm_rf_at(int dir_fd, const char *name) {
+int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic_t *cancel) {
         _cleanup_close_ int fd = -EBADF, parent = -EBADF;
         struct statx x;
         struct stat top, st;
@@ -65,17 +65,23 @@ int rm_rf_at(int dir_fd, const char *name) {
 
                 if (dot_or_dot_dot(de->d_name))
                         continue;
+                if (cancel && *cancel) {
+                        r = -ECANCELED;
+                        break;
+                }
                 if (statx(fd, de->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
                           STATX_TYPE | STATX_MNT_ID, &cx) < 0)
                         continue;
                 if (cx.stx_mnt_id != mnt)
                         k = -EXDEV;     /* a mount inside (a directory or a file): not ours */
                 else if (S_ISDIR(cx.stx_mode))
-                        k = rm_rf_at(fd, de->d_name);
+                        k = rm_rf_at_cancellable(fd, de->d_name, cancel);
                 else
                         k = unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
                 if (k < 0 && r == 0)
                         r = k;
+                if (k == -ECANCELED)
+                        break;
         }
         closedir(d);
         if (r < 0)
@@ -84,7 +90,7 @@ int rm_rf_at(int dir_fd, const char *name) {
 }
 
 int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
-                 FILE *log) {
+                 const volatile sig_atomic_t *cancel, FILE *log) {
         char **names = NULL;
         size_t n = 0;
         int r;
@@ -95,7 +101,13 @@ int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdat
 
                 if (!is_leftover(names[i], userdata))
                         continue;
-                k = rm_rf_at(dir_fd, names[i]);
+                k = rm_rf_at_cancellable(dir_fd, names[i], cancel);
+                if (k == -ECANCELED) {
+                        if (log)
+                                fprintf(log, "cancelled while removing leftover %s\n", names[i]);
+                        r = k;
+                        break;
+                }
                 if (log && k < 0)
                         fprintf(log, "cannot remove leftover %s: %s\n", names[i], strerror(-k));
                 else if (log)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -11,14 +12,20 @@
  * hold it, and -EXDEV returned after removing everything else; a
  * directory swapped for another while it is being removed is left too
  * (-ESTALE).  A name already gone is 0.  name may be a relative
- * path: its directories are opened with chase_dir().
+ * path: its directories are opened with chase_dir().  When cancel is
+ * not NULL and becomes non-zero (a signal handler's flag), it stops at the
+ * next entry with -ECANCELED, leaving the rest for a later call.
  */
-int rm_rf_at(int dir_fd, const char *name);
+int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic_t *cancel);
+static inline int rm_rf_at(int dir_fd, const char *name) {
+        return rm_rf_at_cancellable(dir_fd, name, NULL);
+}
 
 /*
  * Remove the entries of dir_fd for which is_leftover(name) says so, with
  * rm_rf_at(), each described on log when not NULL ("removed leftover
- * NAME", or "cannot remove leftover NAME: ERROR").  Returns 0 or the first -errno, after trying every entry.
+ * NAME", or "cannot remove leftover NAME: ERROR").  Returns 0 or the first -errno, after trying every entry;
+ * -ECANCELED at once when cancel (may be NULL) is set.
  */
 int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
-                 FILE *log);
+                 const volatile sig_atomic_t *cancel, FILE *log);

@@ -239,7 +239,7 @@ static void test_rm_leftovers(void) {
         CHECK(log);
         if (!log)
                 return;
-        CHECK(rm_leftovers(fd, starts_with_partial, &calls, log) == 0);
+        CHECK(rm_leftovers(fd, starts_with_partial, &calls, NULL, log) == 0);
         CHECK(fclose(log) == 0);
         CHECK(calls == 8);
         CHECK(text_is(text,
@@ -259,15 +259,36 @@ static void test_rm_leftovers(void) {
         if (!log)
                 return;
         calls = 0;
-        CHECK(rm_leftovers(fd, starts_with_partial, &calls, log) == 0);
+        CHECK(rm_leftovers(fd, starts_with_partial, &calls, NULL, log) == 0);
         CHECK(fclose(log) == 0);
         CHECK(calls == 5);
         CHECK(text_is(text, ""));
 
         /* No log. */
         make_file("lo/.partial-again");
-        CHECK(rm_leftovers(fd, starts_with_partial, &calls, NULL) == 0);
+        CHECK(rm_leftovers(fd, starts_with_partial, &calls, NULL, NULL) == 0);
         CHECK(dir_holds("lo", ".partial .partialx keep kept-dir x.partial-y"));
+
+        /* Cancelled (a stop): nothing more is removed, the rest is left for later. */
+        {
+                volatile sig_atomic_t cancel = 1;
+
+                CHECK(mkdirat(root_fd, "lo/.partial-big", 0700) == 0);
+                make_file("lo/.partial-big/f1");
+                make_file("lo/.partial-big/f2");
+                free(TAKE_PTR(text));
+                log = open_memstream(&text, &size);
+                CHECK(log);
+                if (!log)
+                        return;
+                CHECK(rm_leftovers(fd, starts_with_partial, &calls, &cancel, log) == -ECANCELED);
+                CHECK(fclose(log) == 0);
+                CHECK(text_is(text, "cancelled while removing leftover .partial-big\n"));
+                CHECK(dir_holds("lo/.partial-big", "f1 f2"));
+                cancel = 0;
+                CHECK(rm_leftovers(fd, starts_with_partial, &calls, &cancel, NULL) == 0);
+                CHECK(dir_holds("lo", ".partial .partialx keep kept-dir x.partial-y"));
+        }
 }
 
 /* The checks of the mount namespace child, in the order of its results. */
@@ -406,7 +427,7 @@ static _noreturn_ void mount_child(int wfd) {
         {
                 _cleanup_close_ int fd = openat(root_fd, "lm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-                r = rm_leftovers(fd, starts_with_partial, &calls, log);
+                r = rm_leftovers(fd, starts_with_partial, &calls, NULL, log);
         }
         if (fclose(log) != 0)
                 mount_child_end(wfd, res, sizeof(res), 2);

@@ -119,7 +119,7 @@ static int prepare_restore(const Job *job, int store) {
                 return EXIT_FAILED;
         }
         /* A staging directory an interrupted restore left, among others. */
-        (void) store_remove_leftovers_locked(store, NULL);
+        (void) store_remove_leftovers_locked(store, NULL, NULL);
         return EXIT_OK;
 }
 

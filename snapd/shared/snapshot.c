@@ -67,7 +67,7 @@ static int take_open(Take *t) {
         return fstat(t->store, &t->store_st) < 0 ? -errno : 0;
 }
 
-static int take_lock(Take *t) {
+static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
         int r;
 
         r = store_lock(t->store, false);
@@ -76,7 +76,10 @@ static int take_lock(Take *t) {
                         r == -EBUSY ? "another snapshot or prune of this job is running" : strerror(-r));
                 return r;
         }
-        r = store_remove_leftovers(t->store, t->log);
+        /* Cancellable: a stop is never held up by a big leftover, which waits for the next run. */
+        r = store_remove_leftovers(t->store, cancel, t->log);
+        if (r == -ECANCELED)
+                return r;
         if (r < 0)
                 fprintf(t->log, "store %s: cannot remove leftovers: %s\n", t->job->store, strerror(-r));
         return 0;
@@ -238,7 +241,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         }
         r = take_open(&t);
         if (r >= 0)
-                r = take_lock(&t);
+                r = take_lock(&t, cancel);
         if (r >= 0 && pre && pre->fn && pre->fn(pre->userdata) != 0) {
                 take_done(&t, 0);
                 return SNAPSHOT_SKIPPED;

@@ -200,15 +200,17 @@ static int remove_orphan_facts(int store, FILE *log) {
         return r;
 }
 
-int store_remove_leftovers_locked(int store, FILE *log) {
+int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel, FILE *log) {
         int r, k;
 
-        r = rm_leftovers(store, is_store_leftover, NULL, log);
+        r = rm_leftovers(store, is_store_leftover, NULL, cancel, log);
+        if (r == -ECANCELED)
+                return r;
         k = remove_orphan_facts(store, log);
         return r < 0 ? r : k;
 }
 
-int store_remove_leftovers(int store, FILE *log) {
+int store_remove_leftovers(int store, const volatile sig_atomic_t *cancel, FILE *log) {
         int r;
 
         r = store_lock(store, false);
@@ -216,7 +218,7 @@ int store_remove_leftovers(int store, FILE *log) {
                 return 0;       /* a snapshot is being made: not leftovers */
         if (r < 0)
                 return r;
-        return store_remove_leftovers_locked(store, log);
+        return store_remove_leftovers_locked(store, cancel, log);
 }
 
 static int facts_dir(int store, bool create) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,11 +76,12 @@ int store_lock(int store, bool wait);
  * Remove what an interrupted run left: .partial-, .removing- and
  * .restore- trees, stray temp files, and facts whose snapshot is gone.
  * Takes the lock; when another process holds it (a snapshot is being
- * made), removes nothing and returns 0.
+ * made), removes nothing and returns 0.  Stops with -ECANCELED when
+ * cancel (may be NULL) is set: what is left is removed by a later call.
  */
-int store_remove_leftovers(int store, FILE *log);
+int store_remove_leftovers(int store, const volatile sig_atomic_t *cancel, FILE *log);
 /* The same, for a caller that holds the lock. */
-int store_remove_leftovers_locked(int store, FILE *log);
+int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel, FILE *log);
 
 /*
  * Write the facts of snapshot name (and, when skipped_list is not NULL,

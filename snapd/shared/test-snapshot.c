@@ -205,7 +205,7 @@ int main(void) {
 
                         CHECK(store_retire(st, name2) == 0);
                         CHECK(!exists(store, list));
-                        CHECK(store_remove_leftovers(st, NULL) == 0);
+                        CHECK(store_remove_leftovers(st, NULL, NULL) == 0);
                 }
                 sh("echo b > '%s/src/broken'", base);
                 CHECK(snapshot_take(&job, &ops, NULL, stderr, NULL, name2, &f) == -EIO);
@@ -229,7 +229,7 @@ int main(void) {
         {
                 _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-                CHECK(store_remove_leftovers(s, NULL) == 0);
+                CHECK(store_remove_leftovers(s, NULL, NULL) == 0);
                 CHECK(!exists(store, ".partial-2026-01-01T00:00:00Z"));
                 sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
                 CHECK(exists(store, "notes"));
@@ -248,7 +248,7 @@ int main(void) {
                 sh("mkdir '%s/.refsnap/job/.partial-2026-01-02T00:00:00Z'", base);
                 CHECK(store_lock(holder, false) == 0);
                 CHECK(store_lock(other, false) == -EBUSY);
-                CHECK(store_remove_leftovers(other, NULL) == 0);
+                CHECK(store_remove_leftovers(other, NULL, NULL) == 0);
                 CHECK(exists(store, ".partial-2026-01-02T00:00:00Z"));
                 CHECK(snapshot_take(&job, &clone_double_ops, NULL, log, NULL, name2, &f) == -EBUSY);
                 fclose(log);
@@ -334,7 +334,7 @@ int main(void) {
                 CHECK(exists(store, ".removing-2026-12-03T01:00:00Z/d/f"));
                 CHECK(!exists(store, ".facts/2026-12-03T01:00:00Z"));
                 CHECK(store_retire(s, "../etc") == -EINVAL);
-                CHECK(store_remove_leftovers(s, NULL) == 0);
+                CHECK(store_remove_leftovers(s, NULL, NULL) == 0);
                 CHECK(!exists(store, ".removing-2026-12-03T01:00:00Z"));
                 CHECK(!exists(store, ".restore-4242"));
                 CHECK(!exists(store, ".facts/2026-01-09T00:00:00Z"));
