@@ -78,10 +78,12 @@ int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic
                         k = rm_rf_at_cancellable(fd, de->d_name, cancel);
                 else
                         k = unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
+                if (k == -ECANCELED) {
+                        r = k;          /* over any earlier error: the caller must know it stopped */
+                        break;
+                }
                 if (k < 0 && r == 0)
                         r = k;
-                if (k == -ECANCELED)
-                        break;
         }
         closedir(d);
         if (r < 0)

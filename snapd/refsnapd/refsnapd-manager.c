@@ -661,7 +661,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                         m->config = old;
                         config_free(c);
                 } else {
-                        if (old->watch_queue_bounded != c->watch_queue_bounded)
+                        if (m->watch && watch_is_bounded(m->watch) != c->watch_queue_bounded)
                                 log_notice("reload: watch_queue = %s takes effect at the next start",
                                            c->watch_queue_bounded ? "bounded" : "unlimited");
                         config_free(old);

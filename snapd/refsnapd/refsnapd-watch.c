@@ -65,6 +65,10 @@ int watch_new(bool bounded, Watch **ret) {
         return 0;
 }
 
+bool watch_is_bounded(const Watch *w) {
+        return w->bounded;
+}
+
 Watch *watch_free(Watch *w) {
         if (!w)
                 return NULL;
@@ -303,19 +307,21 @@ static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
                 ssize_t len = read(fs->fan_fd, buf, sizeof(buf));
 
                 if (len < 0) {
-                        if (errno == EAGAIN)
+                        int r = -errno;         /* before the callback, which logs */
+
+                        if (r == -EAGAIN)
                                 return 0;
-                        if (errno == EINTR)
+                        if (r == -EINTR)
                                 continue;
                         cb->unknown(fs, "a failed read of the change queue", true, userdata);
-                        return -errno;
+                        return r;
                 }
                 for (size_t off = 0; off + sizeof(struct fanotify_event_metadata) <= (size_t) len;) {
                         struct fanotify_event_metadata m;
 
                         memcpy(&m, buf + off, sizeof(m));
                         if (m.event_len < sizeof(m) || off + m.event_len > (size_t) len) {
-                                cb->unknown(fs, "a truncated event", false, userdata);
+                                cb->unknown(fs, "a truncated event", true, userdata);       /* the rest of the read is lost */
                                 break;
                         }
                         if (m.mask & FAN_Q_OVERFLOW)

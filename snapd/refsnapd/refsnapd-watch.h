@@ -55,6 +55,7 @@ typedef struct WatchCallbacks {
  * unlimited, its memory charged to the daemon's cgroup.
  */
 int watch_new(bool bounded, Watch **ret);
+bool watch_is_bounded(const Watch *w);
 Watch *watch_free(Watch *w);
 
 /* One descriptor for the event loop: readable when any group has events. */
