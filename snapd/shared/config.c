@@ -597,27 +597,26 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
                 what = "writing the probe file";
                 r = k < 0 ? -errno : k != (ssize_t) sizeof(block) ? -EIO : 0;
         }
-        if (r < 0) {
-                /*
-                 * Not an answer about sharing (a full or over-quota
-                 * filesystem, one without O_TMPFILE, a caller without
-                 * access): said, not an error, so that a user filling the
-                 * filesystem cannot keep the daemon from starting.
-                 */
+        if (r >= 0) {
+                what = "a reflink of the probe file";
+                r = ioctl(b, FICLONE, a) < 0 ? -errno : 0;
+                if (r == -EOPNOTSUPP || r == -ENOTTY || r == -EXDEV || r == -EINVAL) {
+                        report(f, n, "%s:%u: [%s]: store %s: its filesystem cannot share data between files, so "
+                               "every snapshot would fail (%s: %s)", j->store_at.file, j->store_at.line, j->name,
+                               j->store, what, strerror(-r));
+                        return;
+                }
+        }
+        /*
+         * Not an answer about sharing (a full or over-quota filesystem, one
+         * without O_TMPFILE, a caller without access): said, not an error,
+         * so that a user filling the filesystem cannot keep the daemon from
+         * starting.
+         */
+        if (r < 0)
                 fprintf(stderr, "%s:%u: [%s]: store %s: warning: could not probe whether its filesystem "
                         "shares data (%s: %s)\n", j->store_at.file, j->store_at.line, j->name, j->store, what,
                         strerror(-r));
-                return;
-        }
-        r = ioctl(b, FICLONE, a) < 0 ? -errno : 0;
-        if (r == -EOPNOTSUPP || r == -ENOTTY || r == -EXDEV || r == -EINVAL)
-                report(f, n, "%s:%u: [%s]: store %s: its filesystem cannot share data between files, so "
-                       "every snapshot would fail (a reflink of the probe file: %s)", j->store_at.file,
-                       j->store_at.line, j->name, j->store, strerror(-r));
-        else if (r < 0)
-                fprintf(stderr, "%s:%u: [%s]: store %s: warning: could not probe whether its filesystem "
-                        "shares data (a reflink of the probe file: %s)\n", j->store_at.file, j->store_at.line,
-                        j->name, j->store, strerror(-r));
 }
 
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
