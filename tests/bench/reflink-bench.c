@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,23 +96,39 @@ static int reflink_share(int src, int dst, int n, int j, int jobs) {
         return 0;
 }
 
-/* The snapshots by JOBS processes at once; 0, or a negative errno. */
+/*
+ * The snapshots by JOBS processes at once; 0, or a negative errno (a
+ * child's, which it exits with).  A failed fork stops the children
+ * already started.
+ */
 static int reflink_all(int src, int dst, int n, int jobs) {
-        int r = 0, status;
-        pid_t pid;
+        pid_t pids[64];
+        int r = 0, status, started = 0;
 
         if (jobs <= 1)
                 return reflink_share(src, dst, n, 0, 1);
+        if (jobs > (int) ELEMENTSOF(pids))
+                return -E2BIG;
         for (int j = 0; j < jobs; j++) {
-                pid = fork();
-                if (pid < 0)
-                        return -errno;
-                if (pid == 0)
-                        _exit(reflink_share(src, dst, n, j, jobs) < 0 ? 1 : 0);
+                pids[j] = fork();
+                if (pids[j] < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (pids[j] == 0)
+                        _exit(-reflink_share(src, dst, n, j, jobs));
+                started++;
         }
-        while ((pid = wait(&status)) > 0)
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        r = -EIO;
+        for (int j = 0; j < started; j++) {
+                if (r < 0)
+                        (void) kill(pids[j], SIGKILL);
+                if (waitpid(pids[j], &status, 0) < 0)
+                        r = r < 0 ? r : -errno;
+                else if (r == 0 && !WIFEXITED(status))
+                        r = -EINTR;
+                else if (r == 0 && WEXITSTATUS(status) != 0)
+                        r = -WEXITSTATUS(status);
+        }
         return r;
 }
 
