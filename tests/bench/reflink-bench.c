@@ -12,8 +12,9 @@
  * changes it; REFLINK_BENCH_OWNER=ID gives them another (0: the caller's
  * own, which costs the copy no owner change).  REFLINK_BENCH_JOBS=N makes
  * the reflinkat snapshots with N processes into the one directory, each
- * taking every Nth file: how the call scales when the directory is not
- * locked across the clone.
+ * taking every Nth file: how the whole call contends in one directory
+ * (with files of a few bytes the clone is short; the unlocked directory
+ * during a long clone is what the kselftests assert).
  */
 #include <acl/libacl.h>
 #include <errno.h>

@@ -86,6 +86,17 @@ mkfs_mount() {
 	mkdir -p "$3" && mount -t "$1" "$dev" "$3"
 }
 
+# dm_table DEV TABLE: load TABLE, then suspend and resume DEV whatever the
+# load did, so that the device is never left suspended (I/O to it would
+# wait forever); fails when the load did.
+dm_table() {
+	local rc=0
+	dmsetup load "$1" --table "$2" || rc=1
+	dmsetup suspend --nolockfs "$1"
+	dmsetup resume "$1" || rc=1
+	return $rc
+}
+
 # What the refsnapd and refsnapctl suites share: a tree holding every kind
 # of entry, the check of its part beyond PATH_MAX, and job drop-ins.
 deep_name=d123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
