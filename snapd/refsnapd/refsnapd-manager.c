@@ -269,28 +269,53 @@ static void store_note_checked(const Job *job, usec_t now) {
                 (void) store_write_checked(store, (time_t) (now / USEC_PER_SEC));
 }
 
+/*
+ * The due-time decision, the one the timer makes and SnapshotIfChanged
+ * asks for (due 0: now, over D-Bus): an on_change job the watch saw
+ * unchanged is skipped, without looking at the tree (its result and the
+ * store's .checked say so); any other starts a snapshot.  Either way the
+ * job's schedule is left as it is: the caller reschedules.
+ */
+int manager_job_decide(JobState *js, usec_t due) {
+        usec_t now = now_realtime();
+        char a[64], b[64];
+        int r;
+
+        if (!js->job)
+                return -ENOENT;
+        if (js->child)
+                return -EBUSY;
+        if (!job_may_skip(js, now)) {
+                if (due == 0)
+                        log_job(LOG_INFO, js->name, "changed since the last snapshot: one requested over D-Bus");
+                r = job_start(js);
+                return r < 0 ? r : JOB_STARTED;
+        }
+        if (due == 0)
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (asked over D-Bus)");
+        else
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
+                        (unsigned long long) ((now - MIN(due, now)) / 1000));
+        snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
+                 format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
+                 format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
+        store_note_checked(js->job, now);
+        manager_update_status(js->manager);
+        return JOB_SKIPPED;
+}
+
 static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         JobState *js = userdata;
-        const Job *job = js->job;
+        int r;
 
-        if (!job || js->manager->stopping)
+        if (!js->job || js->manager->stopping)
                 return 0;
-        if (js->child) {
-                log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
-        } else if (job_may_skip(js, now_realtime())) {
-                /* Decided without looking at the tree: the watch knows. */
-                usec_t now = now_realtime();
-                char a[64], b[64];
-
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
-                        (unsigned long long) ((now - MIN(usec, now)) / 1000));
-                snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
-                         format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
-                         format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
-                store_note_checked(js->job, now);
-        } else if (job_start(js) == 0)
+        r = manager_job_decide(js, usec);
+        if (r == JOB_STARTED)
                 return 0;       /* rescheduled when the worker exits */
-        job_schedule(js, schedule_next(job->interval, now_realtime()));
+        if (r == -EBUSY)
+                log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
+        job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(js->manager);
         return 0;
 }

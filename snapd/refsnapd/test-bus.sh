@@ -70,6 +70,7 @@ ok sh -c "busctl --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsn
 intro=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
 ok grep -q '^\.Snapshot  *method  *s  *s ' <<<"$intro"
 ok grep -q '^\.SnapshotFinished  *signal  *ssbs ' <<<"$intro"
+ok grep -q '^\.SnapshotIfChanged  *method  *s  *bs ' <<<"$intro"
 out=$("$ctl" status)
 ok test $? = 0
 ok grep -q '^refsnapd .*: running$' <<<"$out"
@@ -80,6 +81,12 @@ ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["
 ok test "$(rc "$ctl" snapshot bt)" = 1
 ok grep -q 'Snapshot of bt failed' "$t/calls.log"
 ok test "$(rc "$ctl" snapshot nope)" = 4
+# --if-changed: a job without on_change is never skipped, so one is taken
+# (and fails here); the daemon's answer comes when it ends.
+ok test "$(rc "$ctl" snapshot bt --if-changed)" = 1
+ok grep -q 'Snapshot of bt failed' "$t/calls.log"
+ok test "$(rc "$ctl" snapshot --if-changed nope)" = 4
+ok test "$(rc "$ctl" snapshot bt --if-changed extra)" = 2
 ok test "$(rc "$ctl" prune nope)" = 4
 out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
 ok test $? = 0
@@ -89,6 +96,7 @@ ok test "$out" = "a(sxxttt) 0"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" status)" = 5
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5
+	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt --if-changed)" = 5
 fi
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
