@@ -54,7 +54,8 @@ chmod 0666 "$t/bus.sock"
 chmod 0755 "$t"
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
 printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
-# A second job whose prune has one snapshot to remove.
+# A second job whose prune has one snapshot to remove (keep_hourly = 1
+# keeps the newest, 2020-01-02; 2020-01-01 is the one it removes).
 mkdir -p "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
 printf '[pr]\nsource = %s\nstore = %s\ninterval = 1h\nkeep_hourly = 1\n' "$t/src2" "$t/store2" >> "$t/main.conf"
 c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
@@ -103,23 +104,32 @@ fi
 # lock keeps the prune waiting for it, so the stop surely finds it.
 flock "$t/store2" sleep 60 </dev/null >/dev/null 2>&1 &
 holder=$!
-sleep 0.2
+for i in $(seq 100); do flock -n "$t/store2" true || break; sleep 0.1; done
+ok sh -c "! flock -n '$t/store2' true"
 busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" --timeout=60 call org.refsnap1 /org/refsnap1 \
 	org.refsnap1.Manager Prune sb pr false > "$t/prune-call.log" 2>&1 &
 caller=$!
 child=
 for i in $(seq 100); do child=$(pgrep -P "$d_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
 ok test -n "$child"
-# Stopped: the daemon exits cleanly (ASan would say otherwise), status says so.
+# Stopped: the daemon exits cleanly (ASan would say otherwise), status
+# says so.  How long the stop took is printed; the bound is a hang's (the
+# daemon kills what is left 3 s after SIGTERM).
 kill -TERM "$d_pid"
 start=$(date +%s%N)
+gone() { local _p _c st; ! read -r _p _c st _ 2>/dev/null < "/proc/$1/stat" || [ "$st" = Z ]; }
+for i in $(seq 600); do gone "$d_pid" && break; sleep 0.1; done
+gone "$d_pid" || kill -KILL "$d_pid"
 wait "$d_pid"
 ok test $? = 0
-ok test $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000
+echo "# time: the stop with a prune running took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 ok sh -c "! kill -0 '${child:-0}' 2>/dev/null"
 pkill -P "$holder" 2>/dev/null
 kill "$holder" 2>/dev/null
 wait "$caller" "$holder" 2>/dev/null
+# The prune ended before it removed anything: the snapshot retention
+# would remove is still there (and the one it keeps).
+ok test -d "$t/store2/2020-01-01T00:00:00Z"
 ok test -d "$t/store2/2020-01-02T00:00:00Z"
 d_pid=
 ok test "$(rc "$ctl" status)" = 3
