@@ -276,8 +276,10 @@ static void store_note_checked(const Job *job, usec_t now) {
  * store's .checked say so); any other starts a snapshot.  Either way the
  * job's schedule is left as it is: the caller reschedules.
  */
+static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
 int manager_job_decide(JobState *js, usec_t due) {
-        usec_t now = now_realtime();
+        usec_t now;
         char a[64], b[64];
         int r;
 
@@ -285,6 +287,13 @@ int manager_job_decide(JobState *js, usec_t due) {
                 return -ENOENT;
         if (js->child)
                 return -EBUSY;
+        /*
+         * Changes already in the queue count: the queue is read at idle
+         * priority, after timers and the bus, so read it before deciding.
+         */
+        if (js->manager->watch)
+                (void) on_watch(NULL, -EBADF, 0, js->manager);
+        now = now_realtime();
         if (!job_may_skip(js, now)) {
                 if (due == 0)
                         log_job(LOG_INFO, js->name, "changed since the last snapshot: one requested over D-Bus");
