@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX
 }
 
 static int job_schedule(JobState *js, usec_t when);
+static void manager_read_changes(Manager *m);
 
 /* What a worker's exit status means for its job. */
 static void job_note_exit(JobState *js, int code, int sig, char name[static SNAPSHOT_NAME_MAX]) {
@@ -175,6 +177,12 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         char name[SNAPSHOT_NAME_MAX] = "";
 
+        /*
+         * Its last changes may still wait in the queue (read at idle
+         * priority, after this): read them while they are still known as
+         * its own, not someone else's change to the job's source.
+         */
+        manager_read_changes(m);
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
@@ -276,8 +284,6 @@ static void store_note_checked(const Job *job, usec_t now) {
  * store's .checked say so); any other starts a snapshot.  Either way the
  * job's schedule is left as it is: the caller reschedules.
  */
-static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata);
-
 int manager_job_decide(JobState *js, usec_t due) {
         usec_t now;
         char a[64], b[64];
@@ -291,8 +297,7 @@ int manager_job_decide(JobState *js, usec_t due) {
          * Changes already in the queue count: the queue is read at idle
          * priority, after timers and the bus, so read it before deciding.
          */
-        if (js->manager->watch)
-                (void) on_watch(NULL, -EBADF, 0, js->manager);
+        manager_read_changes(js->manager);
         now = now_realtime();
         if (!job_may_skip(js, now)) {
                 if (due == 0)
@@ -495,6 +500,21 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 log_warning("reading the change queue: %s; the jobs on that filesystem count as changed",
                             strerror(-r));
         return 0;
+}
+
+/*
+ * Read what the change queue holds now, before a decision that depends on
+ * it; bounded, so that a filesystem changing without end cannot hold the
+ * loop.
+ */
+static void manager_read_changes(Manager *m) {
+        struct pollfd p;
+
+        if (!m->watch)
+                return;
+        p = (struct pollfd) { .fd = watch_fd(m->watch), .events = POLLIN };
+        for (unsigned i = 0; i < 64 && poll(&p, 1, 0) > 0; i++)
+                (void) on_watch(NULL, p.fd, EPOLLIN, m);
 }
 
 /* The state of a job the daemon has not run yet: what its store says. */
