@@ -190,11 +190,13 @@ reload_daemon() {
 # none running (and RESULT, a pattern, as its result).
 job_done() { refsnapctl status 2>/dev/null | grep -q "^$1  *20[^ ]*Z  *20[^ ]*Z  *${2:-}"; }
 # if_changed JOB: the exit status of refsnapctl snapshot JOB --if-changed
-# (0 taken, 7 unchanged and skipped), its answer and time printed.
+# (0 taken, 7 unchanged and skipped), its answer and time printed; the
+# answer kept in $REFSNAP_TEST_OUT/if-changed.out.
 if_changed() {
 	local out r t=${EPOCHREALTIME/./}
 	out=$(refsnapctl snapshot "$1" --if-changed 2>&1)
 	r=$?
+	printf '%s\n' "$out" > "$REFSNAP_TEST_OUT/if-changed.out"
 	echo "time: refsnapctl snapshot $1 --if-changed: $(( (${EPOCHREALTIME/./} - t) / 1000 )) ms, exit $r: $out" >&2
 	echo "$r"
 }
