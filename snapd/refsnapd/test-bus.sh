@@ -63,6 +63,8 @@ c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
 # Not running yet.
 ok test "$(rc "$ctl" status)" = 3
 ok test "$(rc "$ctl" snapshot bt)" = 3
+ok test "$(rc "$ctl" snapshot bt --if-changed)" = 3
+ok test "$(rc "$ctl" snapshot --if-changed)" = 2
 
 "$daemon" "${c[@]}" > "$t/daemon.log" 2>&1 &
 d_pid=$!
