@@ -200,3 +200,9 @@ if_changed() {
 	echo "time: refsnapctl snapshot $1 --if-changed: $(( (${EPOCHREALTIME/./} - t) / 1000 )) ms, exit $r: $out" >&2
 	echo "$r"
 }
+# section NAME: a part of the suite begins; says how long the one before
+# took ("time: section ..."), so that the log shows where the time goes.
+section() {
+	echo "time: section ${section_name:-setup}: $((SECONDS - ${section_start:-0})) s"
+	section_name=$1 section_start=$SECONDS
+}
