@@ -23,6 +23,9 @@ enum {
 
         /* both: a snapshot was made, but some files were skipped (partial) */
         EXIT_PARTIAL = 6,
+
+        /* refsnapctl snapshot --if-changed: unchanged since the last snapshot, none taken */
+        EXIT_UNCHANGED = 7,
 };
 
 /* EXIT_DENIED for "not permitted", EXIT_FAILED for any other -errno. */

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* refsnapctl snapshot JOB: one now, taken by refsnapd, waited for. */
+/*
+ * refsnapctl snapshot JOB: one now, taken by refsnapd, waited for.  With
+ * --if-changed, the daemon's due-time decision made now: one is taken
+ * only when on_change would not skip the job.
+ */
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -37,16 +41,17 @@ int verb_snapshot(int argc, char *argv[]) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         const char *name;
-        int r;
+        int taken = true, r;
 
         if (argc != 2) {
-                fprintf(stderr, "refsnapctl: usage: snapshot JOB\n");
+                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed]\n");
                 return EXIT_USAGE;
         }
         r = bus_open(&bus);
         if (r != EXIT_OK)
                 return r;
-        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Snapshot");
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE,
+                                           arg_if_changed ? "SnapshotIfChanged" : "Snapshot");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", argv[1]);
         if (r < 0)
@@ -54,9 +59,13 @@ int verb_snapshot(int argc, char *argv[]) {
         r = sd_bus_call(bus, call, SNAPSHOT_TIMEOUT_USEC, &e, &reply);
         if (r < 0)
                 return bus_exit(&e, r);
-        r = sd_bus_message_read(reply, "s", &name);
+        r = arg_if_changed ? sd_bus_message_read(reply, "bs", &taken, &name) : sd_bus_message_read(reply, "s", &name);
         if (r < 0)
                 return bus_exit(NULL, r);
+        if (!taken) {
+                printf("%s: skipped: unchanged since the last snapshot\n", argv[1]);
+                return EXIT_UNCHANGED;
+        }
         printf("%s: snapshot %s\n", argv[1], name);
         return snapshot_partial(argv[1], name) ? EXIT_PARTIAL : EXIT_OK;
 }

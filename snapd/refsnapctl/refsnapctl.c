@@ -25,6 +25,7 @@ bool arg_json = false;
 bool arg_dry_run = false;
 bool arg_delete = false;
 bool arg_no_guard = false;
+bool arg_if_changed = false;
 const char *arg_to = NULL;
 
 typedef struct Verb {
@@ -46,7 +47,8 @@ static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
                "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
-               "  snapshot JOB             take one now, through the daemon, and wait for it\n"
+               "  snapshot JOB [--if-changed]\n"
+               "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run] [--no-guard]\n"
@@ -60,15 +62,17 @@ static void help(void) {
                "      --to=DIR             restore: into DIR instead of the job's source\n"
                "      --delete             restore: remove what the snapshot does not have\n"
                "      --no-guard           restore: no guard snapshot of what it replaces\n"
+               "      --if-changed         snapshot: only if on_change would not skip the job\n"
                "  -h, --help               show this help\n"
                "SNAP is a snapshot name or \"latest\".\n"
                "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
-               "4 no such job or snapshot, 5 permission denied.\n");
+               "4 no such job or snapshot, 5 permission denied, 6 snapshot made partial,\n"
+               "7 snapshot --if-changed: unchanged, none taken.\n");
 }
 
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_NO_GUARD };
+        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_NO_GUARD, ARG_IF_CHANGED };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -77,6 +81,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "to", required_argument, NULL, ARG_TO },
                 { "delete", no_argument, NULL, ARG_DELETE },
                 { "no-guard", no_argument, NULL, ARG_NO_GUARD },
+                { "if-changed", no_argument, NULL, ARG_IF_CHANGED },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -102,6 +107,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_NO_GUARD:
                         arg_no_guard = true;
+                        break;
+                case ARG_IF_CHANGED:
+                        arg_if_changed = true;
                         break;
                 case ARG_DELETE:
                         arg_delete = true;

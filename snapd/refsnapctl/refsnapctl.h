@@ -16,6 +16,7 @@ extern bool arg_json;           /* --json: status, list, diff */
 extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
 extern bool arg_delete;         /* --delete: restore */
 extern bool arg_no_guard;       /* --no-guard: restore */
+extern bool arg_if_changed;     /* --if-changed: snapshot */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
 
 int verb_status(int argc, char *argv[]);

@@ -18,10 +18,11 @@
 #include "store.h"
 #include "strv.h"
 
-/* A Snapshot() call, answered when the worker of its job ends. */
+/* A Snapshot() or SnapshotIfChanged() call, answered when the worker of its job ends. */
 typedef struct Waiting {
         JobState *js;
         sd_bus_message *call;
+        bool if_changed;        /* answered (b taken, s snapshot) */
 } Waiting;
 
 struct Bus {
@@ -103,8 +104,8 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Bus *b = userdata;
+/* Snapshot() and SnapshotIfChanged(): the reply waits for the worker. */
+static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, sd_bus_error *error) {
         Manager *m = b->manager;
         Waiting *w;
         const char *name;
@@ -123,14 +124,28 @@ static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *er
         if (!w)
                 return -ENOMEM;
         b->waiting = w;
-        r = manager_snapshot_now(js);
+        r = if_changed ? manager_job_decide(js, 0) : manager_snapshot_now(js);
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, BUS_ERROR_BUSY, "A snapshot of %s is running", name);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot start a snapshot of %s: %m", name);
+        if (r == JOB_SKIPPED)
+                return sd_bus_reply_method_return(msg, "bs", false, "");
         /* Answered when the snapshot ends. */
-        b->waiting[b->n_waiting++] = (Waiting) { .js = js, .call = sd_bus_message_ref(msg) };
+        b->waiting[b->n_waiting++] = (Waiting) {
+                .js = js,
+                .call = sd_bus_message_ref(msg),
+                .if_changed = if_changed,
+        };
         return 1;
+}
+
+static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return snapshot_call(msg, userdata, false, error);
+}
+
+static int method_snapshot_if_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return snapshot_call(msg, userdata, true, error);
 }
 
 typedef struct PruneTask {
@@ -256,6 +271,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_snapshots, 0),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
                                 method_snapshot, 0),
+        SD_BUS_METHOD_WITH_ARGS("SnapshotIfChanged", SD_BUS_ARGS("s", job),
+                                SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed, 0),
         SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),
                                 SD_BUS_RESULT("u", removed, "s", report), method_prune, 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
@@ -276,7 +293,9 @@ static void answer_waiting(Bus *b, JobState *js, bool ok, const char *snapshot, 
                         b->waiting[k++] = *w;
                         continue;
                 }
-                if (ok)
+                if (ok && w->if_changed)
+                        (void) sd_bus_reply_method_return(w->call, "bs", true, snapshot);
+                else if (ok)
                         (void) sd_bus_reply_method_return(w->call, "s", snapshot);
                 else
                         (void) sd_bus_reply_method_errorf(w->call, error, "%s", why);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX
 }
 
 static int job_schedule(JobState *js, usec_t when);
+static void manager_read_changes(Manager *m);
 
 /* What a worker's exit status means for its job. */
 static void job_note_exit(JobState *js, int code, int sig, char name[static SNAPSHOT_NAME_MAX]) {
@@ -175,6 +177,12 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         char name[SNAPSHOT_NAME_MAX] = "";
 
+        /*
+         * Its last changes may still wait in the queue (read at idle
+         * priority, after this): read them while they are still known as
+         * its own, not someone else's change to the job's source.
+         */
+        manager_read_changes(m);
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
@@ -269,28 +277,59 @@ static void store_note_checked(const Job *job, usec_t now) {
                 (void) store_write_checked(store, (time_t) (now / USEC_PER_SEC));
 }
 
+/*
+ * The due-time decision, the one the timer makes and SnapshotIfChanged
+ * asks for (due 0: now, over D-Bus): an on_change job the watch saw
+ * unchanged is skipped, without looking at the tree (its result and the
+ * store's .checked say so); any other starts a snapshot.  Either way the
+ * job's schedule is left as it is: the caller reschedules.
+ */
+int manager_job_decide(JobState *js, usec_t due) {
+        usec_t now;
+        char a[64], b[64];
+        int r;
+
+        if (!js->job)
+                return -ENOENT;
+        if (js->child)
+                return -EBUSY;
+        /*
+         * Changes already in the queue count: the queue is read at idle
+         * priority, after timers and the bus, so read it before deciding.
+         */
+        manager_read_changes(js->manager);
+        now = now_realtime();
+        if (!job_may_skip(js, now)) {
+                if (due == 0)
+                        log_job(LOG_INFO, js->name, "changed since the last snapshot: one requested over D-Bus");
+                r = job_start(js);
+                return r < 0 ? r : JOB_STARTED;
+        }
+        if (due == 0)
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (asked over D-Bus)");
+        else
+                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
+                        (unsigned long long) ((now - MIN(due, now)) / 1000));
+        snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
+                 format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
+                 format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
+        store_note_checked(js->job, now);
+        manager_update_status(js->manager);
+        return JOB_SKIPPED;
+}
+
 static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         JobState *js = userdata;
-        const Job *job = js->job;
+        int r;
 
-        if (!job || js->manager->stopping)
+        if (!js->job || js->manager->stopping)
                 return 0;
-        if (js->child) {
-                log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
-        } else if (job_may_skip(js, now_realtime())) {
-                /* Decided without looking at the tree: the watch knows. */
-                usec_t now = now_realtime();
-                char a[64], b[64];
-
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
-                        (unsigned long long) ((now - MIN(usec, now)) / 1000));
-                snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
-                         format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
-                         format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
-                store_note_checked(js->job, now);
-        } else if (job_start(js) == 0)
+        r = manager_job_decide(js, usec);
+        if (r == JOB_STARTED)
                 return 0;       /* rescheduled when the worker exits */
-        job_schedule(js, schedule_next(job->interval, now_realtime()));
+        if (r == -EBUSY)
+                log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
+        job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(js->manager);
         return 0;
 }
@@ -461,6 +500,21 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 log_warning("reading the change queue: %s; the jobs on that filesystem count as changed",
                             strerror(-r));
         return 0;
+}
+
+/*
+ * Read what the change queue holds now, before a decision that depends on
+ * it; bounded, so that a filesystem changing without end cannot hold the
+ * loop.
+ */
+static void manager_read_changes(Manager *m) {
+        struct pollfd p;
+
+        if (!m->watch)
+                return;
+        p = (struct pollfd) { .fd = watch_fd(m->watch), .events = POLLIN };
+        for (unsigned i = 0; i < 64 && poll(&p, 1, 0) > 0; i++)
+                (void) on_watch(NULL, p.fd, EPOLLIN, m);
 }
 
 /* The state of a job the daemon has not run yet: what its store says. */

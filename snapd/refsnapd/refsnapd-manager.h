@@ -88,3 +88,13 @@ JobState *manager_find_job(Manager *m, const char *name);
 
 /* Start a snapshot of js now, in a worker process.  -EBUSY: one is running. */
 int manager_snapshot_now(JobState *js);
+
+enum { JOB_STARTED = 1, JOB_SKIPPED = 2 };
+
+/*
+ * The job's due-time decision, made now: JOB_SKIPPED when on_change may
+ * skip it (unchanged since its last snapshot, as the watch saw it),
+ * JOB_STARTED when a snapshot worker started; -EBUSY: one is running.
+ * due is the due time the timer fired for, 0 when asked over D-Bus.
+ */
+int manager_job_decide(JobState *js, usec_t due);

@@ -54,7 +54,8 @@ chmod 0666 "$t/bus.sock"
 chmod 0755 "$t"
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
 printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
-# A second job whose prune has one snapshot to remove.
+# A second job whose prune has one snapshot to remove (keep_hourly = 1
+# keeps the newest, 2020-01-02; 2020-01-01 is the one it removes).
 mkdir -p "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
 printf '[pr]\nsource = %s\nstore = %s\ninterval = 1h\nkeep_hourly = 1\n' "$t/src2" "$t/store2" >> "$t/main.conf"
 c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
@@ -62,6 +63,8 @@ c=(-c "$t/main.conf" --conf-dir "$t/conf.d")
 # Not running yet.
 ok test "$(rc "$ctl" status)" = 3
 ok test "$(rc "$ctl" snapshot bt)" = 3
+ok test "$(rc "$ctl" snapshot bt --if-changed)" = 3
+ok test "$(rc "$ctl" snapshot --if-changed)" = 2
 
 "$daemon" "${c[@]}" > "$t/daemon.log" 2>&1 &
 d_pid=$!
@@ -70,6 +73,7 @@ ok sh -c "busctl --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsn
 intro=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
 ok grep -q '^\.Snapshot  *method  *s  *s ' <<<"$intro"
 ok grep -q '^\.SnapshotFinished  *signal  *ssbs ' <<<"$intro"
+ok grep -q '^\.SnapshotIfChanged  *method  *s  *bs ' <<<"$intro"
 out=$("$ctl" status)
 ok test $? = 0
 ok grep -q '^refsnapd .*: running$' <<<"$out"
@@ -80,6 +84,12 @@ ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["
 ok test "$(rc "$ctl" snapshot bt)" = 1
 ok grep -q 'Snapshot of bt failed' "$t/calls.log"
 ok test "$(rc "$ctl" snapshot nope)" = 4
+# --if-changed: a job without on_change is never skipped, so one is taken
+# (and fails here); the daemon's answer comes when it ends.
+ok test "$(rc "$ctl" snapshot bt --if-changed)" = 1
+ok grep -q 'Snapshot of bt failed' "$t/calls.log"
+ok test "$(rc "$ctl" snapshot --if-changed nope)" = 4
+ok test "$(rc "$ctl" snapshot bt --if-changed extra)" = 2
 ok test "$(rc "$ctl" prune nope)" = 4
 out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
 ok test $? = 0
@@ -89,29 +99,39 @@ ok test "$out" = "a(sxxttt) 0"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" status)" = 5
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5
+	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt --if-changed)" = 5
 fi
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
 # lock keeps the prune waiting for it, so the stop surely finds it.
 flock "$t/store2" sleep 60 </dev/null >/dev/null 2>&1 &
 holder=$!
-sleep 0.2
+for i in $(seq 100); do flock -n "$t/store2" true || break; sleep 0.1; done
+ok sh -c "! flock -n '$t/store2' true"
 busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" --timeout=60 call org.refsnap1 /org/refsnap1 \
 	org.refsnap1.Manager Prune sb pr false > "$t/prune-call.log" 2>&1 &
 caller=$!
 child=
 for i in $(seq 100); do child=$(pgrep -P "$d_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
 ok test -n "$child"
-# Stopped: the daemon exits cleanly (ASan would say otherwise), status says so.
+# Stopped: the daemon exits cleanly (ASan would say otherwise), status
+# says so.  How long the stop took is printed; the bound is a hang's (the
+# daemon kills what is left 3 s after SIGTERM).
 kill -TERM "$d_pid"
 start=$(date +%s%N)
+gone() { local _p _c st; ! read -r _p _c st _ 2>/dev/null < "/proc/$1/stat" || [ "$st" = Z ]; }
+for i in $(seq 600); do gone "$d_pid" && break; sleep 0.1; done
+gone "$d_pid" || kill -KILL "$d_pid"
 wait "$d_pid"
 ok test $? = 0
-ok test $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000
+echo "# time: the stop with a prune running took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 ok sh -c "! kill -0 '${child:-0}' 2>/dev/null"
 pkill -P "$holder" 2>/dev/null
 kill "$holder" 2>/dev/null
 wait "$caller" "$holder" 2>/dev/null
+# The prune ended before it removed anything: the snapshot retention
+# would remove is still there (and the one it keeps).
+ok test -d "$t/store2/2020-01-01T00:00:00Z"
 ok test -d "$t/store2/2020-01-02T00:00:00Z"
 d_pid=
 ok test "$(rc "$ctl" status)" = 3

@@ -228,3 +228,47 @@ daemon_check() {
 	fi
 	[ -z "$found" ] || { printf '%s\n' "${found%; }"; return 1; }
 }
+
+# Waiting on events, not on the clock: a condition polled every 0.1 s, the
+# journal read after a cursor, the daemon's own due-time decision asked
+# for now.  Each wait's limit only bounds a hang.
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (1: it never did).
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+# jcursor: the journal's end now; jgrep CURSOR UNIT PATTERN: UNIT logged a
+# line matching PATTERN (grep) after it.
+jcursor() { journalctl -q -n 1 --show-cursor -o cat 2>/dev/null | sed -n 's/^-- cursor: //p'; }
+jgrep() { journalctl -q --after-cursor="$1" -u "$2" -o cat 2>/dev/null | grep -q -- "$3"; }
+# reload_daemon: systemctl reload refsnapd (which only sends SIGHUP), and
+# wait until the daemon has reread its configuration.
+reload_daemon() {
+	local cur
+	cur=$(jcursor)
+	systemctl reload refsnapd && wait_for 120 jgrep "$cur" refsnapd 'reloaded: \|reload: '
+}
+# job_done JOB [RESULT]: the daemon lists JOB with a last snapshot and
+# none running (and RESULT, a pattern, as its result).
+job_done() { refsnapctl status 2>/dev/null | grep -q "^$1  *20[^ ]*Z  *20[^ ]*Z  *${2:-}"; }
+# if_changed JOB: the exit status of refsnapctl snapshot JOB --if-changed
+# (0 taken, 7 unchanged and skipped), its answer and time printed; the
+# answer kept in $REFSNAP_TEST_OUT/if-changed.out.
+if_changed() {
+	local out r t=${EPOCHREALTIME/./}
+	out=$(refsnapctl snapshot "$1" --if-changed 2>&1)
+	r=$?
+	printf '%s\n' "$out" > "$REFSNAP_TEST_OUT/if-changed.out"
+	echo "time: refsnapctl snapshot $1 --if-changed: $(( (${EPOCHREALTIME/./} - t) / 1000 )) ms, exit $r: $out" >&2
+	echo "$r"
+}
+# section NAME: a part of the suite begins; says how long the one before
+# took ("time: section ..."), so that the log shows where the time goes.
+section() {
+	echo "time: section ${section_name:-setup}: $((SECONDS - ${section_start:-0})) s"
+	section_name=$1 section_start=$SECONDS
+}
