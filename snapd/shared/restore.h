@@ -30,12 +30,30 @@
  * directories of a restored path refuses the restore.  Other mounts
  * inside the live tree (mount ID: bind mounts of the same filesystem and
  * btrfs subvolumes' mounts too) are neither entered, replaced nor emptied.
+ *
+ * Live directories are other users' too.  One is merged into (entered,
+ * given the snapshot's metadata) or replaced by a non-directory only when
+ * it is root's or its snapshot twin's owner's, and never when entering it
+ * goes from a directory of one user other than root into one of another
+ * (tmpfiles' unsafe transition): a user who renames her neighbour's
+ * directory to her own name in a shared directory (no right on the
+ * directory moved is needed for that) does not get it handed over, entered
+ * or emptied.  The same holds for the existing parents of a restored path.
+ * A refused or failed entry is said on log with its path and the rest is
+ * restored; restore_run() then returns the first such error.
+ *
+ * With delete, what the job excludes (exclude) and what the snapshot
+ * skipped (keep) is left alone, as rsync --delete leaves excluded names
+ * alone; so is a user's directory that another user could have renamed
+ * to the name being deleted.
  */
 
 typedef struct RestoreStats {
         uint64_t replaced;      /* entries renamed into place */
         uint64_t dirs;          /* live directories given their metadata back */
         uint64_t deleted;       /* with delete: live entries the snapshot does not have */
+        uint64_t kept;          /* with delete: of those, left alone (excluded, skipped, another user's) */
+        uint64_t failed;        /* problems said on log: entries refused or not restored */
 } RestoreStats;
 
 typedef struct Restore {
@@ -45,6 +63,9 @@ typedef struct Restore {
         FILE *log;              /* problems, with the path */
         const MirrorOps *ops;     /* NULL: reflinkat(REFLINK_ATTR_ALL); tests use a double */
         FileId skip;            /* never delete or compare this directory (the store) */
+        char *const *exclude;   /* with delete: never delete what these patterns match (the job's exclude) */
+        char *const *keep;      /* with delete: never delete these paths (the snapshot's skipped files) */
+        int error;              /* out: the first problem's -errno, 0 when none */
         RestoreStats stats;
 } Restore;
 
