@@ -84,10 +84,20 @@ static const char *delete_refusal(const struct stat *parent, const struct stat *
         return NULL;
 }
 
-/* Does --delete leave path alone: excluded by the job, or skipped by the snapshot? */
+/*
+ * Does --delete leave path alone: excluded by the job (itself, or a
+ * directory above it, as a pattern added since the snapshot may say), or
+ * skipped by the snapshot?
+ */
 static bool delete_keeps(const Restore *o, const char *path, bool is_dir) {
         if (exclude_match(o->exclude, path, is_dir))
                 return true;
+        for (const char *p = strchr(path, '/'); o->exclude && p; p = strchr(p + 1, '/')) {
+                _cleanup_free_ char *up = strndup(path, p - path);
+
+                if (up && exclude_match(o->exclude, up, true))
+                        return true;
+        }
         for (char *const *k = o->keep; k && *k; k++)
                 if (strcmp(*k, path) == 0)
                         return true;
