@@ -174,18 +174,32 @@ static int check_path(const Job *job, int snap, const char *path) {
 
 /*
  * Entries are staged in the store and renamed into the target: both must
- * be on one mount, which is said now rather than after the staging.
- * Returns an exit status.
+ * be on one mount, which is said now rather than after the staging; on
+ * a btrfs subvolume other than the store's they are staged in the target
+ * instead, which only a target no user but root can change allows.  Said
+ * by the dry run too, and before any guard snapshot.  Returns an exit
+ * status.
  */
 static int same_mount(const Job *job, int store, int live, const char *target) {
+        const char *why;
         uint64_t a, b;
 
-        if (fd_mount_id(store, &a) < 0 || fd_mount_id(live, &b) < 0 || a == b)
-                return EXIT_OK;
-        fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
-                "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
-                job->store);
-        return EXIT_FAILED;
+        if (live < 0)
+                return EXIT_OK;         /* a dry run into a directory not made yet */
+        if (fd_mount_id(store, &a) >= 0 && fd_mount_id(live, &b) >= 0 && a != b) {
+                fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
+                        "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
+                        job->store);
+                return EXIT_FAILED;
+        }
+        why = restore_stage_refusal(store, live);
+        if (why) {
+                if (arg_dry_run)
+                        printf("! %s: %s\n", target, why);
+                fprintf(stderr, "refsnapctl: %s: %s\n", target, why);
+                return EXIT_FAILED;
+        }
+        return EXIT_OK;
 }
 
 /*
@@ -296,15 +310,17 @@ int verb_restore(int argc, char *argv[]) {
                 if (r != EXIT_OK)
                         return r;
         }
+        /* What cannot be restored at all is said before any guard snapshot. */
+        r = same_mount(job, store, live, target);
+        if (r != EXIT_OK)
+                return r;
         if (!arg_dry_run && !arg_to && !arg_no_guard) {
                 r = take_guard(job, store);
                 if (r != EXIT_OK)
                         return r;
         }
         if (!arg_dry_run) {
-                r = same_mount(job, store, live, target);
-                if (r == EXIT_OK)
-                        r = prepare_restore(job, store);
+                r = prepare_restore(job, store);
                 if (r == EXIT_OK)
                         r = snapshot_still_there(job, store, snap, name);
                 if (r != EXIT_OK)

@@ -104,6 +104,13 @@ static bool delete_keeps(const Restore *o, const char *path, bool is_dir) {
         return false;
 }
 
+static bool is_own_stage(const Restore *o, const struct stat *st) {
+        for (unsigned i = 0; i < o->n_stages; i++)
+                if (file_id_is(st, o->stages[i]))
+                        return true;
+        return false;
+}
+
 static bool keeps_any(const Restore *o) {
         return (o->exclude && *o->exclude) || (o->keep && *o->keep);
 }
@@ -128,8 +135,8 @@ static int delete_entry(Restore *o, int ldir, const char *name, const struct sta
                   STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_MNT_ID, &x) < 0)
                 return errno == ENOENT ? 0 : fail(o, path, -errno, "cannot stat");
         stat_from_statx(&st, &x);
-        if (file_id_is(&st, o->skip) || x.stx_mnt_id != mnt)
-                return 1;       /* the store; a mount (a directory or a file) */
+        if (file_id_is(&st, o->skip) || x.stx_mnt_id != mnt || is_own_stage(o, &st))
+                return 1;       /* the store; a mount (a directory or a file); a staging directory */
         if (delete_keeps(o, path, S_ISDIR(st.st_mode))) {
                 o->stats.kept++;
                 return 1;
@@ -178,6 +185,133 @@ static int delete_entry(Restore *o, int ldir, const char *name, const struct sta
 }
 
 static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix);
+static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_t mnt, const char *path);
+
+/* May a staging directory be made in the live directory d: can no user but root change it? */
+static bool stage_dir_safe(const struct stat *d) {
+        return d->st_uid == 0 && (!(d->st_mode & (S_IWGRP | S_IWOTH)) || (d->st_mode & S_ISVTX));
+}
+
+const char *restore_stage_refusal(int stage_root, int dir) {
+        struct stat a, b;
+
+        if (fstat(stage_root, &a) < 0 || fstat(dir, &b) < 0)
+                return "cannot stat";
+        if (a.st_dev == b.st_dev || stage_dir_safe(&b))
+                return NULL;
+        return "on a btrfs subvolume of its own (not the store's), in a directory that a user other than "
+               "root owns or may write, where no staging directory can be made safely: cannot restore there";
+}
+
+/* A staging directory, root's and 0700, made in the live directory lfd, never named like any of avoid. */
+typedef struct Stage {
+        int parent;             /* lfd, not owned */
+        int fd;
+        bool counted;           /* in o->stages */
+        char name[sizeof(RESTORE_STAGE_PREFIX) + 24];
+} Stage;
+
+static int stage_make(Restore *o, int lfd, char **avoid, size_t n_avoid, const char *path, Stage *ret) {
+        struct stat d, st;
+
+        *ret = (Stage) { .parent = lfd, .fd = -EBADF };
+        if (fstat(lfd, &d) < 0)
+                return fail(o, path, -errno, "cannot stat");
+        if (!stage_dir_safe(&d))
+                return fail(o, path, -EXDEV,
+                            "on a btrfs subvolume of its own, in a directory that a user other than root owns or "
+                            "may write, where no staging directory can be made safely: not restored");
+        if (o->n_stages >= RESTORE_STAGES_MAX)
+                return fail(o, path, -ELOOP, "btrfs subvolumes nested too deeply: not restored");
+        for (unsigned i = 0;; i++) {
+                snprintf(ret->name, sizeof(ret->name), RESTORE_STAGE_PREFIX "%d.%u", (int) getpid(), i);
+                if (names_contain(avoid, n_avoid, ret->name))
+                        continue;
+                if (mkdirat(lfd, ret->name, 0700) == 0)
+                        break;
+                if (errno != EEXIST || i >= 1000) {
+                        ret->name[0] = '\0';
+                        return fail(o, path, -errno, "cannot make a staging directory");
+                }
+        }
+        ret->fd = chase_dir(lfd, ret->name, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (ret->fd < 0 || fstat(ret->fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 07777) != 0700) {
+                /* In a directory only root can change: cannot happen. */
+                return fail(o, path, ret->fd < 0 ? ret->fd : -ESTALE, "cannot open the staging directory");
+        }
+        o->stages[o->n_stages++] = file_id(&st);
+        ret->counted = true;
+        return 0;
+}
+
+static void stage_done(Restore *o, Stage *g, const char *path) {
+        int k;
+
+        safe_close(g->fd);
+        g->fd = -EBADF;
+        if (!g->name[0])
+                return;
+        k = rm_rf_at(g->parent, g->name);
+        if (k < 0)
+                fail(o, path, k, "cannot remove the staging directory");
+        if (g->counted)
+                o->n_stages--;
+        g->counted = false;
+        g->name[0] = '\0';
+}
+
+static const MirrorOps *restore_ops(const Restore *o) {
+        return o->ops ? o->ops : &mirror_reflink_ops;
+}
+
+/* merge_contents() where sfd is on another subvolume than lfd: staged again in lfd first. */
+static int merge_contents_restaged(Restore *o, int sfd, int lfd, char **names, size_t n, uint64_t mnt,
+                                   const char *prefix) {
+        Mirror w = { .ops = restore_ops(o), .log = o->log };
+        _cleanup_close_ int d = -EBADF;
+        Stage g;
+        int r;
+
+        r = stage_make(o, lfd, names, n, prefix, &g);
+        if (r < 0) {
+                stage_done(o, &g, prefix);
+                return r == -ENOMEM ? r : 0;
+        }
+        /* A directory of the staged one's metadata in it; the staging directory stays root's. */
+        if (mkdirat(g.fd, "d", 0700) < 0)
+                r = fail(o, prefix, -errno, "cannot make the staging directory");
+        else if ((d = chase_dir(g.fd, "d", &(Chase) { .flags = CHASE_NO_XDEV })) < 0)
+                r = fail(o, prefix, d, "cannot open the staging directory");
+        else if ((r = mirror_tree(&w, sfd, d)) < 0)
+                fail(o, prefix, r, "cannot stage on the live subvolume");
+        else if (syncfs(d) < 0)
+                r = fail(o, prefix, -errno, "cannot sync the staged copy");
+        else
+                r = merge_contents(o, d, lfd, mnt, prefix);
+        stage_done(o, &g, prefix);
+        return r == -ENOMEM ? r : 0;
+}
+
+/* merge_entry() where sdir is on another subvolume than ldir: name staged again in ldir first. */
+static int merge_entry_restaged(Restore *o, int sdir, int ldir, const char *name, uint64_t mnt, const char *path) {
+        Mirror w = { .ops = restore_ops(o), .log = o->log };
+        char *avoid[] = { (char *) name, NULL };
+        Stage g;
+        int r;
+
+        r = stage_make(o, ldir, avoid, 1, path, &g);
+        if (r >= 0) {
+                r = mirror_entry(&w, sdir, name, g.fd);
+                if (r < 0)
+                        fail(o, path, r, "cannot stage on the live subvolume");
+                else if (syncfs(g.fd) < 0)
+                        r = fail(o, path, -errno, "cannot sync the staged copy");
+                else
+                        r = merge_entry(o, g.fd, ldir, name, mnt, path);
+        }
+        stage_done(o, &g, path);
+        return r;
+}
 
 /*
  * Put staged sdir/name in place of ldir/name.  Returns 0 or -errno, said
@@ -195,6 +329,8 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
                 return errno == ENOENT ? 0 : fail(o, path, -errno, "cannot stat the staged copy");
         if (fstat(ldir, &ps) < 0)
                 return fail(o, path, -errno, "cannot stat its directory");
+        if (ps.st_dev != ss.st_dev)
+                return merge_entry_restaged(o, sdir, ldir, name, mnt, path);
         live = fstatat(ldir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
         if (!live && errno != ENOENT)
                 return fail(o, path, -errno, "cannot stat");
@@ -256,12 +392,21 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
 static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char *prefix) {
         char **names = NULL, **live = NULL;
         size_t n = 0, nl = 0;
-        struct stat ps;
+        struct stat ps, ss;
         int r;
 
         r = dir_names_sorted(sfd, &names, &n);
         if (r < 0) {
                 fail(o, prefix, r, "cannot read the staged copy");
+                return r == -ENOMEM ? r : 0;
+        }
+        if (fstat(sfd, &ss) < 0 || fstat(lfd, &ps) < 0)
+                r = fail(o, prefix, -errno, "cannot stat");
+        else if (ss.st_dev != ps.st_dev)
+                /* A subvolume of its own: renames cannot reach it from here. */
+                r = merge_contents_restaged(o, sfd, lfd, names, n, mnt, prefix);
+        if (r < 0 || ss.st_dev != ps.st_dev) {
+                strv_free(names);
                 return r == -ENOMEM ? r : 0;
         }
         for (size_t i = 0; i < n && r != -ENOMEM; i++) {
@@ -423,6 +568,7 @@ typedef struct Run {
         const char *base;       /* path's last component */
         int snap_dir, live_dir, staging;
         char stg_name[sizeof(STORE_RESTORE_PREFIX) + 12];
+        Stage live_stage;       /* staging on the live subvolume instead, when not the store's */
 } Run;
 
 int restore_find(int snap_root, const char *path, char **ret_dir, const char **ret_base, FILE *log) {
@@ -476,12 +622,46 @@ static int run_dry(Run *u) {
         return r < 0 ? fail(o, u->path, r, "cannot compare") : 0;
 }
 
+/*
+ * Where the live entries are renamed into is a subvolume other than the
+ * store's: staged there, in a directory of the staging directory's, so
+ * that the staging directory keeps root's metadata.
+ */
+static int run_stage_live(Run *u, int dest) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        if (*u->path)
+                r = strv_push(&names, &n, u->base);
+        else
+                r = dir_names_sorted(u->snap_root, &names, &n);
+        if (r < 0)
+                return fail(u->o, u->path, r, "cannot read the snapshot");
+        r = stage_make(u->o, dest, names, n, u->path, &u->live_stage);
+        strv_free(names);
+        if (r < 0)
+                return r;
+        if (mkdirat(u->live_stage.fd, "d", 0700) < 0)
+                return fail(u->o, u->path, -errno, "cannot make the staging directory");
+        u->staging = chase_dir(u->live_stage.fd, "d", &(Chase) { .flags = CHASE_NO_XDEV });
+        if (u->staging < 0)
+                return fail(u->o, u->path, u->staging, "cannot open the staging directory");
+        return 0;
+}
+
 static int run_stage(Run *u) {
+        struct stat a, b;
+
         if (*u->path) {
                 u->live_dir = restore_open_live(u->o, u->live_root, u->snap_root, true, u->dir);
                 if (u->live_dir < 0)
                         return u->live_dir;
         }
+        if (fstat(u->stage_root, &a) < 0 || fstat(*u->path ? u->live_dir : u->live_root, &b) < 0)
+                return fail(u->o, u->path, -errno, "cannot stat");
+        if (a.st_dev != b.st_dev && stage_dir_safe(&b))
+                return run_stage_live(u, *u->path ? u->live_dir : u->live_root);
         snprintf(u->stg_name, sizeof(u->stg_name), STORE_RESTORE_PREFIX "%d", (int) getpid());
         if (mkdirat(u->stage_root, u->stg_name, 0700) < 0) {
                 int r = fail(u->o, u->stg_name, -errno, "cannot make the staging directory");
@@ -534,9 +714,11 @@ static int run_merge(Run *u) {
 }
 
 static int run_done(Run *u, int r) {
+        /* The live stage first: it is in live_dir. */
         safe_close(u->snap_dir);
-        safe_close(u->live_dir);
         safe_close(u->staging);
+        stage_done(u->o, &u->live_stage, u->path);
+        safe_close(u->live_dir);
         free(u->dir);
         if (u->stg_name[0]) {
                 /* Holds what the exchanges replaced: in the store, so the live tree is not touched. */
@@ -559,6 +741,7 @@ int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const 
                 .snap_dir = -EBADF,
                 .live_dir = -EBADF,
                 .staging = -EBADF,
+                .live_stage = { .parent = -EBADF, .fd = -EBADF },
         };
         int r;
 

@@ -46,7 +46,24 @@
  * skipped (keep) is left alone, as rsync --delete leaves excluded names
  * alone; so is a user's directory that another user could have renamed
  * to the name being deleted.
+ *
+ * A rename cannot cross btrfs subvolumes.  Where the live directory
+ * entries are renamed into is on another subvolume than the staged copy
+ * (a source that is a subvolume of its own, a subvolume nested inside
+ * one), the entries are staged again, by reflink, in a directory of
+ * root's, mode 0700, made in that live directory, and merged from there;
+ * only in a live directory no user but root can change (root's, and not
+ * writable by group or others, or sticky), since its owner could
+ * otherwise rename the staging directory or what is put in it.  Where
+ * there is none, that part is refused (restore_stage_refusal() says so
+ * beforehand).  The staging directory is removed afterwards and never
+ * deleted or compared as a live entry.
  */
+
+/* How deeply btrfs subvolumes may nest inside one restore. */
+#define RESTORE_STAGES_MAX 16
+/* A staging directory made on a live subvolume: RESTORE_STAGE_PREFIX PID.N */
+#define RESTORE_STAGE_PREFIX ".refsnap-restore-stage."
 
 typedef struct RestoreStats {
         uint64_t replaced;      /* entries renamed into place */
@@ -67,6 +84,9 @@ typedef struct Restore {
         char *const *keep;      /* with delete: never delete these paths (the snapshot's skipped files) */
         int error;              /* out: the first problem's -errno, 0 when none */
         RestoreStats stats;
+        /* Internal: the staging directories made in the live tree, never deleted or compared. */
+        FileId stages[RESTORE_STAGES_MAX];
+        unsigned n_stages;
 } Restore;
 
 /*
@@ -85,3 +105,10 @@ int restore_find(int snap_root, const char *path, char **ret_dir, const char **r
  * -errno (described on log).
  */
 int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const char *path);
+
+/*
+ * Can entries staged in stage_root be put into the live directory dir?
+ * NULL when on the same subvolume or when a staging directory can be made
+ * in dir; else why not.
+ */
+const char *restore_stage_refusal(int stage_root, int dir);
