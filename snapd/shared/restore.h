@@ -20,8 +20,9 @@
  * over its live twin (renameat2 RENAME_EXCHANGE), so a reader, or a power
  * cut, sees the old or the new entry, never a partial one.  Live
  * directories are entered, never replaced, and get the snapshot's
- * metadata back.  Nothing is ever created in the live tree but the
- * restored entries themselves.
+ * metadata back.  Nothing is created in the live tree but the restored
+ * entries themselves (and, on another subvolume, see below, a staging
+ * directory).
  *
  * Nothing in the live tree is followed: every path is opened with
  * chase_dir().  Where the snapshot has a directory and the live tree has a
