@@ -144,8 +144,8 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
         if (r == -ENOENT && o->stats.failed == 0)
                 return EXIT_NOT_FOUND;
         if (r < 0) {
-                fprintf(stderr, "refsnapctl: %s: restore of %s from %s: not all restored (said above): %s\n",
-                        job->name, *rel ? rel : "the job", name, strerror(-r));
+                fprintf(stderr, "refsnapctl: %s: restore of %s from %s: not all %srestored (said above): %s\n",
+                        job->name, *rel ? rel : "the job", name, arg_dry_run ? "would be " : "", strerror(-r));
                 /* A refusal for safety is not a lack of privilege. */
                 return r == -EPERM ? EXIT_FAILED : exit_status_from_errno(r);
         }

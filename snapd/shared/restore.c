@@ -533,6 +533,33 @@ static int restore_open_live(Restore *o, int live_root, int snap_root, bool mkdi
         return fail(o, where, fd, "cannot open");
 }
 
+/*
+ * The dry run's look at each directory in both trees: what the restore
+ * would refuse (another user's directory; a subvolume of its own where no
+ * staging directory can be made) is said with "!", and not looked into.
+ */
+static int dry_dir(const char *path, int live_parent, const struct stat *ls, const struct stat *ss,
+                   void *userdata) {
+        Restore *o = userdata;
+        const char *why = NULL;
+        struct stat ps;
+        char buf[256];
+
+        if (fstat(live_parent, &ps) < 0)
+                return -errno;
+        why = dir_refusal(&ps, ls, ss->st_uid, buf, sizeof(buf));
+        if (!why && ls->st_dev != ps.st_dev && !stage_dir_safe(ls))
+                why = "a btrfs subvolume of its own that a user other than root owns or may write, where no "
+                      "staging directory can be made safely";
+        if (!why)
+                return 0;
+        fprintf(o->out, "! %s/: %s\n", path, why);
+        o->stats.failed++;
+        if (o->error == 0)
+                o->error = -EPERM;
+        return 1;
+}
+
 static int print_change(DiffKind kind, const char *path, const struct stat *a, const struct stat *b,
                         void *userdata) {
         Restore *o = userdata;
@@ -608,6 +635,7 @@ static int run_dry(Run *u) {
                 .userdata = o,
                 .report_dirs = true,
                 .skip = o->skip,
+                .dir_fn = dry_dir,
         };
         int r;
 

@@ -176,6 +176,12 @@ static void test_other_users(void) {
         /* Alice renames her directory away and bob's to her name. */
         sh("echo changed > u/live/readme && echo changed > u/live/carol/dave/f && "
            "mv u/live/alice u/live/alice.mine && mv u/live/bob u/live/alice");
+        /* The dry run says so, and changes nothing. */
+        CHECK(restore("u/snap", "u/live", "", false, true, &out) == -EPERM);
+        fprintf(stderr, "# dry run:\n%s", out);
+        CHECK(out && strstr(out, "! alice/: ") && strstr(out, "! carol/dave/: ") && strstr(out, "~ readme\n"));
+        free(out);
+        CHECK(sh_ok("cd u/live && test \"$(stat -c %u:%a alice)\" = 1002:700 && grep -qx changed readme"));
         CHECK(restore("u/snap", "u/live", "", false, false, &out) == -EPERM);
         free(out);
         CHECK(t_log && strstr(t_log, "alice: not restored: ") && strstr(t_log, "carol/dave: not restored: "));
