@@ -75,7 +75,7 @@ int chase_dir(int dir_fd, const char *path, Chase *c) {
          * Nothing to do on the way: one call resolves all of it.  When it
          * fails, the walk below finds which component did.
          */
-        if (!(c->flags & (CHASE_MKDIR | CHASE_SAFE))) {
+        if (!(c->flags & (CHASE_MKDIR | CHASE_SAFE)) && !c->found) {
                 int r = open_beneath(fd, p, c->flags);
 
                 if (r >= 0 || r == -ENOMEM)
@@ -131,6 +131,15 @@ int chase_dir(int dir_fd, const char *path, Chase *c) {
                                 if (r < 0)
                                         return r;
                         }
+                } else if (!made && c->found) {
+                        _cleanup_free_ char *sofar = strndup(path, c->failed_len);
+                        int r;
+
+                        if (!sofar)
+                                return -ENOMEM;
+                        r = c->found(fd, sofar, c->userdata);
+                        if (r < 0)
+                                return r;
                 }
 advance:
                 p += n;

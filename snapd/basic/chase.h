@@ -35,7 +35,14 @@ typedef struct Chase {
         ChaseFlags flags;
         /* CHASE_MKDIR: dir_fd is the new directory, path its name so far. */
         int (*made)(int dir_fd, const char *path, void *userdata);
-        void *userdata;
+        /*
+         * Each directory of path that was there already (not made), once
+         * opened: dir_fd is it, path its name so far.  A negative return
+         * stops the walk with it.  Set, it makes chase_dir() walk path
+         * one component at a time.
+         */
+        int (*found)(int dir_fd, const char *path, void *userdata);
+        void *userdata;  /* made()'s and found()'s */
         /* Out, on failure: the length of the prefix of path that failed. */
         size_t failed_len;
         /*

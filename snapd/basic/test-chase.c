@@ -382,6 +382,36 @@ static void test_chase_mkdir(void) {
         CHECK(exists("e1") && !exists("e1/e2"));
         m.ret = 0;
 
+        /*
+         * found(): each directory that was there, in order, never one made;
+         * what it returns fails the call there.
+         */
+        {
+                Made f = {};
+                Chase cf = { .flags = CHASE_MKDIR, .made = record_made, .found = record_made, .userdata = &f };
+
+                made_reset(&m);
+                fd = chase_dir(root_fd, "x/y/found-new", &cf);
+                CHECK(is_inode(fd, "x/y/found-new"));
+                safe_close(fd);
+                CHECK(f.n == 3);
+                CHECK_STREQ(f.path[0], "x");
+                CHECK_STREQ(f.path[1], "x/y");
+                CHECK_STREQ(f.path[2], "x/y/found-new");    /* made() */
+                CHECK(f.inode_ok[0] && f.inode_ok[1]);
+                made_reset(&f);
+                cf.flags = 0;
+                fd = chase_dir(root_fd, "x/y", &cf);
+                CHECK(is_inode(fd, "x/y"));
+                safe_close(fd);
+                CHECK(f.n == 2);
+                made_reset(&f);
+                f.ret = -EPERM;
+                CHECK(chase_ret(root_fd, "x/y", &cf) == -EPERM);
+                CHECK(f.n == 1 && cf.failed_len == strlen("x"));
+                made_reset(&f);
+        }
+
         /* Never through a link, and nothing made beyond it. */
         made_reset(&m);
         CHECK_LINK_REFUSED(chase_ret(root_fd, "ln/new/deeper", &c));

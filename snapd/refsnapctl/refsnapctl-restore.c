@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * refsnapctl restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run]:
- * bring files, subtrees or the whole job back from a snapshot, into the
- * job's source or DIR, by reflink only.
+ * refsnapctl restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]]
+ * [--dry-run] [--no-guard]: bring files, subtrees or the whole job back
+ * from a snapshot, into the job's source or DIR, by reflink only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 #include "restore.h"
 #include "snapshot.h"
 #include "store.h"
+#include "strv.h"
 
 /* Explain a refusal of chase_dir() on target; failed is the prefix that failed. */
 static void target_error(const char *target, int r, const Chase *c) {
@@ -140,12 +141,13 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
                 return EXIT_OK;
         }
         r = restore_run(o, snap, live, store, rel);
-        if (r == -ENOENT)
+        if (r == -ENOENT && o->stats.failed == 0)
                 return EXIT_NOT_FOUND;
         if (r < 0) {
-                fprintf(stderr, "refsnapctl: %s: restore from %s failed: %s\n", job->name, name,
-                        strerror(-r));
-                return exit_status_from_errno(r);
+                fprintf(stderr, "refsnapctl: %s: restore of %s from %s: not all %srestored (said above): %s\n",
+                        job->name, *rel ? rel : "the job", name, arg_dry_run ? "would be " : "", strerror(-r));
+                /* A refusal for safety is not a lack of privilege. */
+                return r == -EPERM ? EXIT_FAILED : exit_status_from_errno(r);
         }
         return EXIT_OK;
 }
@@ -172,18 +174,32 @@ static int check_path(const Job *job, int snap, const char *path) {
 
 /*
  * Entries are staged in the store and renamed into the target: both must
- * be on one mount, which is said now rather than after the staging.
- * Returns an exit status.
+ * be on one mount, which is said now rather than after the staging; on
+ * a btrfs subvolume other than the store's they are staged in the target
+ * instead, which only a target no user but root can change allows.  Said
+ * by the dry run too, and before any guard snapshot.  Returns an exit
+ * status.
  */
 static int same_mount(const Job *job, int store, int live, const char *target) {
+        const char *why;
         uint64_t a, b;
 
-        if (fd_mount_id(store, &a) < 0 || fd_mount_id(live, &b) < 0 || a == b)
-                return EXIT_OK;
-        fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
-                "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
-                job->store);
-        return EXIT_FAILED;
+        if (live < 0)
+                return EXIT_OK;         /* a dry run into a directory not made yet */
+        if (fd_mount_id(store, &a) >= 0 && fd_mount_id(live, &b) >= 0 && a != b) {
+                fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
+                        "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
+                        job->store);
+                return EXIT_FAILED;
+        }
+        why = restore_stage_refusal(store, live);
+        if (why) {
+                if (arg_dry_run)
+                        printf("! %s: %s\n", target, why);
+                fprintf(stderr, "refsnapctl: %s: %s\n", target, why);
+                return EXIT_FAILED;
+        }
+        return EXIT_OK;
 }
 
 /*
@@ -205,18 +221,56 @@ static int snapshot_still_there(const Job *job, int store, int snap, const char 
 
 static void print_summary(const Restore *o, const char *name, const char *target) {
         if (arg_dry_run)
-                printf("%llu to restore, %llu to delete (dry run, nothing changed)\n",
-                       (unsigned long long) o->stats.replaced, (unsigned long long) o->stats.deleted);
+                printf("%llu to restore, %llu to delete, %llu left alone (dry run, nothing changed)\n",
+                       (unsigned long long) o->stats.replaced, (unsigned long long) o->stats.deleted,
+                       (unsigned long long) o->stats.kept);
         else
-                printf("restored from %s into %s: %llu entries replaced, %llu directories updated, %llu deleted\n",
+                printf("restored from %s into %s: %llu entries replaced, %llu directories updated, %llu deleted, "
+                       "%llu left alone%s\n",
                        name, target, (unsigned long long) o->stats.replaced,
-                       (unsigned long long) o->stats.dirs, (unsigned long long) o->stats.deleted);
+                       (unsigned long long) o->stats.dirs, (unsigned long long) o->stats.deleted,
+                       (unsigned long long) o->stats.kept, o->stats.failed > 0 ? ", some not restored (said above)" : "");
+}
+
+/*
+ * What --delete leaves alone: the job's exclude patterns (unless
+ * --delete-excluded) and the files the snapshot skipped (a partial one);
+ * said once, so the dry run and the restore say which.  Returns an exit
+ * status.
+ */
+static int delete_rules(Restore *o, const Job *job, int store, const char *name, char ***skipped) {
+        int r;
+
+        if (arg_delete_excluded && !arg_delete) {
+                fprintf(stderr, "refsnapctl: --delete-excluded goes with --delete\n");
+                return EXIT_USAGE;
+        }
+        if (!arg_delete)
+                return EXIT_OK;
+        r = store_read_skipped(store, name, skipped);
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot read what snapshot %s skipped: %s; not deleting\n",
+                        job->name, name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        o->keep = *skipped;
+        o->exclude = arg_delete_excluded ? NULL : job->exclude;
+        if (job->n_exclude > 0)
+                printf("--delete: %s what the job excludes (%zu pattern%s)%s\n",
+                       arg_delete_excluded ? "removes" : "leaves alone", job->n_exclude,
+                       job->n_exclude == 1 ? "" : "s",
+                       arg_delete_excluded ? " (--delete-excluded)" : "; --delete-excluded removes it too");
+        if (*skipped)
+                printf("--delete: leaves alone what snapshot %s skipped (refsnapctl list says it is partial)\n",
+                       name);
+        return EXIT_OK;
 }
 
 int verb_restore(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
         _cleanup_free_ char *to = NULL;
+        char **skipped = NULL;
         char name[SNAPSHOT_NAME_MAX];
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
         const char *target;
@@ -231,6 +285,8 @@ int verb_restore(int argc, char *argv[]) {
         r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &snap, name);
         if (r != EXIT_OK)
                 return r;
+        if (strcmp(argv[2], "latest") == 0)
+                printf("restoring from %s, the newest snapshot of %s that is not a guard\n", name, job->name);
         /* The store, should it lie inside the tree, is left alone. */
         if (fstat(store, &st) == 0)
                 o.skip = file_id(&st);
@@ -245,33 +301,42 @@ int verb_restore(int argc, char *argv[]) {
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
+        r = delete_rules(&o, job, store, name, &skipped);
+        if (r != EXIT_OK)
+                return r;
         /* Every PATH first, so that a mistyped one costs no guard snapshot. */
         for (int i = 3; i < argc; i++) {
                 r = check_path(job, snap, argv[i]);
                 if (r != EXIT_OK)
                         return r;
         }
+        /* What cannot be restored at all is said before any guard snapshot. */
+        r = same_mount(job, store, live, target);
+        if (r != EXIT_OK)
+                return r;
         if (!arg_dry_run && !arg_to && !arg_no_guard) {
                 r = take_guard(job, store);
                 if (r != EXIT_OK)
                         return r;
         }
         if (!arg_dry_run) {
-                r = same_mount(job, store, live, target);
-                if (r == EXIT_OK)
-                        r = prepare_restore(job, store);
+                r = prepare_restore(job, store);
                 if (r == EXIT_OK)
                         r = snapshot_still_there(job, store, snap, name);
                 if (r != EXIT_OK)
                         return r;
         }
+        /* Every PATH, whatever one of them did: the first failure's status. */
         if (argc == 3)
                 r = restore_path(&o, job, name, snap, live, store, "");
         else
-                for (int i = 3; i < argc && r == EXIT_OK; i++)
-                        r = restore_path(&o, job, name, snap, live, store, argv[i]);
-        if (r != EXIT_OK)
-                return r;
+                for (int i = 3; i < argc; i++) {
+                        int k = restore_path(&o, job, name, snap, live, store, argv[i]);
+
+                        if (r == EXIT_OK)
+                                r = k;
+                }
+        strv_free(skipped);
         print_summary(&o, name, target);
-        return EXIT_OK;
+        return r;
 }

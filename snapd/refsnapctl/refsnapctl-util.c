@@ -47,7 +47,7 @@ int open_snapshot(const Job *job, int store, const char *arg, char name[static S
                 return store;
         }
         if (strcmp(arg, "latest") == 0) {
-                r = store_newest(store, name);
+                r = store_latest(store, name);
                 if (r < 0) {
                         fprintf(stderr, "refsnapctl: %s: no snapshots\n", job->name);
                         return r;

@@ -24,6 +24,7 @@ const char *arg_dropins = DEFAULT_DROPINS;
 bool arg_json = false;
 bool arg_dry_run = false;
 bool arg_delete = false;
+bool arg_delete_excluded = false;
 bool arg_no_guard = false;
 bool arg_if_changed = false;
 const char *arg_to = NULL;
@@ -51,7 +52,7 @@ static void help(void) {
                "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
-               "  restore JOB SNAP [PATH]... [--to DIR] [--delete] [--dry-run] [--no-guard]\n"
+               "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
                "  prune JOB [--dry-run]    apply the job's retention now\n"
                "  check-config [FILE]      check the configuration, print every error\n\n"
@@ -60,7 +61,9 @@ static void help(void) {
                "      --json               machine-readable output for status, list and diff\n"
                "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
                "      --to=DIR             restore: into DIR instead of the job's source\n"
-               "      --delete             restore: remove what the snapshot does not have\n"
+               "      --delete             restore: remove what the snapshot does not have, but what\n"
+               "                           the job excludes or the snapshot skipped\n"
+               "      --delete-excluded    restore --delete: remove what the job excludes too\n"
                "      --no-guard           restore: no guard snapshot of what it replaces\n"
                "      --if-changed         snapshot: only if on_change would not skip the job\n"
                "  -h, --help               show this help\n"
@@ -72,7 +75,8 @@ static void help(void) {
 
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_NO_GUARD, ARG_IF_CHANGED };
+        enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
+               ARG_IF_CHANGED };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -81,6 +85,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "to", required_argument, NULL, ARG_TO },
                 { "delete", no_argument, NULL, ARG_DELETE },
                 { "no-guard", no_argument, NULL, ARG_NO_GUARD },
+                { "delete-excluded", no_argument, NULL, ARG_DELETE_EXCLUDED },
                 { "if-changed", no_argument, NULL, ARG_IF_CHANGED },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -113,6 +118,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_DELETE:
                         arg_delete = true;
+                        break;
+                case ARG_DELETE_EXCLUDED:
+                        arg_delete_excluded = true;
                         break;
                 case 'h':
                         help();

@@ -15,6 +15,7 @@ extern const char *arg_dropins; /* --conf-dir */
 extern bool arg_json;           /* --json: status, list, diff */
 extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
 extern bool arg_delete;         /* --delete: restore */
+extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */
 extern bool arg_no_guard;       /* --no-guard: restore */
 extern bool arg_if_changed;     /* --if-changed: snapshot */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */

@@ -182,6 +182,7 @@ static Job *job_get(Parser *p, const char *name) {
         j->on_change = false;
         j->hook_timeout = JOB_HOOK_TIMEOUT_DEFAULT;
         j->on_change_max_skip = JOB_ON_CHANGE_MAX_SKIP_DEFAULT;
+        j->retention.keep_guard = RETENTION_KEEP_GUARD_DEFAULT;
         if (!j->name || !j->file) {
                 job_free(j);
                 return NULL;
@@ -260,6 +261,10 @@ static int handler(void *user, const char *section, const char *key, const char 
                         j->interval = t;
                 else
                         j->retention.min_age = t;
+        } else if (strcmp(key, "keep_guard") == 0) {
+                if (timespan_parse(value, &j->retention.keep_guard) < 0)
+                        parse_error(p, key, "'%s' is not a time span (like 7d, 2w; 0: a guard goes at the "
+                                    "next prune)", value);
         } else if (strcmp(key, "on_change") == 0) {
                 if (parse_bool(value, &j->on_change) < 0)
                         parse_error(p, key, "'%s' is not a boolean (yes or no)", value);

@@ -113,16 +113,26 @@ int copy_dir_flags(int src, int dst) {
         return ioctl(dst, FS_IOC_SETFLAGS, &want) < 0 ? -errno : 0;
 }
 
+/*
+ * In an order a power cut at any step cannot turn into a mix that grants
+ * more than the old state or the new one: first the mode bits both allow
+ * (no set-id bit), then owner, ACLs, flags, extended attributes and
+ * times, and the mode last.  An access ACL sets the permission bits too,
+ * to the new ones; the chown clears set[ug]id, which the mode restores.
+ */
 int copy_meta_fd(int src, int dst, const struct stat *st) {
         char sp[PROC_FD_PATH_MAX], dp[PROC_FD_PATH_MAX];
+        struct stat cur;
         int r;
 
         proc_fd_path(src, sp);
         proc_fd_path(dst, dp);
-        /* Owner first: chown clears set[ug]id, which the mode restores. */
-        if (fchownat(dst, "", st->st_uid, st->st_gid, AT_EMPTY_PATH) < 0)
+        if (fstat(dst, &cur) < 0)
                 return -errno;
-        if (chmod(dp, st->st_mode & 07777) < 0)
+        if ((cur.st_mode & 07777) != (cur.st_mode & st->st_mode & 0777) &&
+            chmod(dp, cur.st_mode & st->st_mode & 0777) < 0)
+                return -errno;
+        if (fchownat(dst, "", st->st_uid, st->st_gid, AT_EMPTY_PATH) < 0)
                 return -errno;
         r = copy_acl(sp, dp, ACL_TYPE_ACCESS);
         if (r < 0)
@@ -138,7 +148,11 @@ int copy_meta_fd(int src, int dst, const struct stat *st) {
         r = copy_xattrs_fd(src, dst);
         if (r < 0)
                 return r;
-        return copy_times_fd(dst, st);
+        r = copy_times_fd(dst, st);
+        if (r < 0)
+                return r;
+        /* The mode last: changes the ctime only. */
+        return chmod(dp, st->st_mode & 07777) < 0 ? -errno : 0;
 }
 
 int copy_meta_symlink(int dirfd, const char *name, const struct stat *st) {

@@ -15,12 +15,14 @@
  * each snapshot listed whole or not listed at all, and what was retired
  * is removed by the next run.  A snapshot that cannot be retired or
  * removed is reported and the rest goes on, so one bad tree never stops
- * retention for good.
+ * retention for good.  Guard snapshots are kept for keep_guard, apart
+ * from the buckets (retention_apply_guards()).
  */
 int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         _cleanup_close_ int store = -EBADF;
         _cleanup_free_ time_t *times = NULL;
         _cleanup_free_ unsigned *reasons = NULL;
+        _cleanup_free_ bool *guard = NULL;
         char **names = NULL;
         size_t n = 0;
         int r, first = 0, gone = 0;
@@ -36,13 +38,18 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                 return r;
         times = calloc(n ? n : 1, sizeof(*times));
         reasons = calloc(n ? n : 1, sizeof(*reasons));
-        if (!times || !reasons) {
+        guard = calloc(n ? n : 1, sizeof(*guard));
+        if (!times || !reasons || !guard) {
                 strv_free(names);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+                SnapshotFacts f;
+
                 (void) snapshot_name_time(names[i], &times[i]);
-        retention_apply(&job->retention, times, n, now, reasons);
+                guard[i] = store_read_facts(store, names[i], &f) >= 0 && f.guard;
+        }
+        retention_apply_guards(&job->retention, times, guard, n, now, reasons);
         for (size_t i = 0; i < n; i++) {
                 char why[128];
 

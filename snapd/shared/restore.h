@@ -20,8 +20,9 @@
  * over its live twin (renameat2 RENAME_EXCHANGE), so a reader, or a power
  * cut, sees the old or the new entry, never a partial one.  Live
  * directories are entered, never replaced, and get the snapshot's
- * metadata back.  Nothing is ever created in the live tree but the
- * restored entries themselves.
+ * metadata back.  Nothing is created in the live tree but the restored
+ * entries themselves (and, on another subvolume, see below, a staging
+ * directory).
  *
  * Nothing in the live tree is followed: every path is opened with
  * chase_dir().  Where the snapshot has a directory and the live tree has a
@@ -30,12 +31,47 @@
  * directories of a restored path refuses the restore.  Other mounts
  * inside the live tree (mount ID: bind mounts of the same filesystem and
  * btrfs subvolumes' mounts too) are neither entered, replaced nor emptied.
+ *
+ * Live directories are other users' too.  One is merged into (entered,
+ * given the snapshot's metadata) or replaced by a non-directory only when
+ * it is root's or its snapshot twin's owner's, and never when entering it
+ * goes from a directory of one user other than root into one of another
+ * (tmpfiles' unsafe transition): a user who renames her neighbour's
+ * directory to her own name in a shared directory (no right on the
+ * directory moved is needed for that) does not get it handed over, entered
+ * or emptied.  The same holds for the existing parents of a restored path.
+ * A refused or failed entry is said on log with its path and the rest is
+ * restored; restore_run() then returns the first such error.
+ *
+ * With delete, what the job excludes (exclude) and what the snapshot
+ * skipped (keep) is left alone, as rsync --delete leaves excluded names
+ * alone; so is a user's directory that another user could have renamed
+ * to the name being deleted.
+ *
+ * A rename cannot cross btrfs subvolumes.  Where the live directory
+ * entries are renamed into is on another subvolume than the staged copy
+ * (a source that is a subvolume of its own, a subvolume nested inside
+ * one), the entries are staged again, by reflink, in a directory of
+ * root's, mode 0700, made in that live directory, and merged from there;
+ * only in a live directory no user but root can change (root's, and not
+ * writable by group or others, or sticky), since its owner could
+ * otherwise rename the staging directory or what is put in it.  Where
+ * there is none, that part is refused (restore_stage_refusal() says so
+ * beforehand).  The staging directory is removed afterwards and never
+ * deleted or compared as a live entry.
  */
+
+/* How deeply btrfs subvolumes may nest inside one restore. */
+#define RESTORE_STAGES_MAX 16
+/* A staging directory made on a live subvolume: RESTORE_STAGE_PREFIX PID.N */
+#define RESTORE_STAGE_PREFIX ".refsnap-restore-stage."
 
 typedef struct RestoreStats {
         uint64_t replaced;      /* entries renamed into place */
         uint64_t dirs;          /* live directories given their metadata back */
         uint64_t deleted;       /* with delete: live entries the snapshot does not have */
+        uint64_t kept;          /* with delete: of those, left alone (excluded, skipped, another user's) */
+        uint64_t failed;        /* problems said on log: entries refused or not restored */
 } RestoreStats;
 
 typedef struct Restore {
@@ -45,7 +81,13 @@ typedef struct Restore {
         FILE *log;              /* problems, with the path */
         const MirrorOps *ops;     /* NULL: reflinkat(REFLINK_ATTR_ALL); tests use a double */
         FileId skip;            /* never delete or compare this directory (the store) */
+        char *const *exclude;   /* with delete: never delete what these patterns match (the job's exclude) */
+        char *const *keep;      /* with delete: never delete these paths (the snapshot's skipped files) */
+        int error;              /* out: the first problem's -errno, 0 when none */
         RestoreStats stats;
+        /* Internal: the staging directories made in the live tree, never deleted or compared. */
+        FileId stages[RESTORE_STAGES_MAX];
+        unsigned n_stages;
 } Restore;
 
 /*
@@ -64,3 +106,10 @@ int restore_find(int snap_root, const char *path, char **ret_dir, const char **r
  * -errno (described on log).
  */
 int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const char *path);
+
+/*
+ * Can entries staged in stage_root be put into the live directory dir?
+ * NULL when on the same subvolume or when a staging directory can be made
+ * in dir; else why not.
+ */
+const char *restore_stage_refusal(int stage_root, int dir);

@@ -119,9 +119,52 @@ void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,
         free(order);
 }
 
+void retention_apply_guards(const RetentionPolicy *p, const time_t *times, const bool *guard, size_t n,
+                            time_t now, unsigned *reasons) {
+        _cleanup_free_ time_t *t = NULL;
+        _cleanup_free_ size_t *idx = NULL;
+        _cleanup_free_ unsigned *rs = NULL;
+        bool keep_all = !p->hourly && !p->daily && !p->weekly && !p->monthly && !p->yearly;
+        size_t k = 0;
+
+        if (n == 0)
+                return;
+        if (!guard) {
+                retention_apply(p, times, n, now, reasons);
+                return;
+        }
+        t = malloc(n * sizeof(*t));
+        idx = malloc(n * sizeof(*idx));
+        rs = malloc(n * sizeof(*rs));
+        if (!t || !idx || !rs) {
+                /* Never prune on a failure to decide. */
+                for (size_t i = 0; i < n; i++)
+                        reasons[i] = KEEP_ALL;
+                return;
+        }
+        /* The others, in their order (of equal times, the later the newer). */
+        for (size_t i = 0; i < n; i++)
+                if (!guard[i]) {
+                        t[k] = times[i];
+                        idx[k++] = i;
+                }
+        retention_apply(p, t, k, now, rs);
+        memset(reasons, 0, n * sizeof(*reasons));
+        for (size_t i = 0; i < k; i++)
+                reasons[idx[i]] = rs[i];
+        for (size_t i = 0; i < n; i++) {
+                if (!guard[i])
+                        continue;
+                if (times[i] > now - (time_t) (p->keep_guard / USEC_PER_SEC))
+                        reasons[i] |= KEEP_GUARD;
+                if (keep_all)
+                        reasons[i] |= KEEP_ALL;
+        }
+}
+
 const char *retention_reasons(unsigned reasons, char *buf, size_t size) {
         static const char *const names[] = {
-                "newest", "min-age", "hourly", "daily", "weekly", "monthly", "yearly", "keep-all",
+                "newest", "min-age", "hourly", "daily", "weekly", "monthly", "yearly", "keep-all", "guard",
         };
         size_t len = 0;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -16,7 +17,10 @@
 typedef struct RetentionPolicy {
         unsigned hourly, daily, weekly, monthly, yearly;
         usec_t min_age;
+        usec_t keep_guard;      /* guard snapshots younger than this are kept, whatever the rest says */
 } RetentionPolicy;
+
+#define RETENTION_KEEP_GUARD_DEFAULT (7 * 24 * USEC_PER_HOUR)
 
 enum {
         KEEP_NEWEST  = 1 << 0,
@@ -27,6 +31,7 @@ enum {
         KEEP_MONTHLY = 1 << 5,
         KEEP_YEARLY  = 1 << 6,
         KEEP_ALL     = 1 << 7,  /* every bucket count is zero */
+        KEEP_GUARD   = 1 << 8,  /* a guard younger than keep_guard */
 };
 
 /*
@@ -37,6 +42,16 @@ enum {
  */
 void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,
                      time_t now, unsigned *reasons);
+
+/*
+ * The same, where guard[i] says snapshot i is a guard snapshot (taken by
+ * a restore of what it replaced): the rules apply to the other snapshots
+ * only, so a guard never takes a bucket's or the newest's place, and a
+ * guard is kept while younger than keep_guard (KEEP_GUARD), or when every
+ * bucket count is zero (KEEP_ALL).  guard may be NULL: none is.
+ */
+void retention_apply_guards(const RetentionPolicy *p, const time_t *times, const bool *guard, size_t n,
+                            time_t now, unsigned *reasons);
 
 /* "newest,hourly" for the bits set; buf of at least 80 bytes. */
 const char *retention_reasons(unsigned reasons, char *buf, size_t size);

@@ -189,7 +189,8 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         if (renameat(t->store, t->partial, t->store, t->name) < 0)
                 return -errno;
         t->partial[0] = '\0';
-        r = store_set_latest(t->store, t->name);
+        /* A guard is never "latest": that is what it guards against being restored by mistake. */
+        r = facts->guard ? 0 : store_set_latest(t->store, t->name);
         if (r < 0)
                 fprintf(t->log, "cannot point latest at %s: %s\n", t->name, strerror(-r));
         /* Reported complete only once the rename is on disk. */

@@ -85,6 +85,28 @@ int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]) {
         return r;
 }
 
+int store_latest(int store, char name[static SNAPSHOT_NAME_MAX]) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_list(store, &names, &n);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        for (size_t i = n; i > 0; i--) {
+                SnapshotFacts f;
+
+                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.guard)
+                        continue;
+                snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[i - 1]);
+                r = 0;
+                break;
+        }
+        strv_free(names);
+        return r;
+}
+
 /* Write dir/name through a temp file (synced when sync) and a rename. */
 static int write_synced_maybe(int dir, const char *name, const char *content, bool sync) {
         char tmp[SNAPSHOT_NAME_MAX + 32];
@@ -292,6 +314,62 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
+        return 0;
+}
+
+int store_read_skipped(int store, const char *name, char ***ret) {
+        _cleanup_close_ int dir = facts_dir(store, false);
+        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+        _cleanup_free_ char *line = NULL, *path = NULL;
+        size_t size = 0, k = 0;
+        char **l = NULL;
+        FILE *in;
+        ssize_t len;
+        int fd, r = 0;
+
+        *ret = NULL;
+        if (dir == -ENOENT)
+                return 0;
+        if (dir < 0)
+                return dir;
+        snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
+        fd = openat(dir, list, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        in = fdopen(fd, "r");
+        if (!in) {
+                safe_close(fd);
+                return -errno;
+        }
+        /* "ERRNO PATH" lines, the path's backslashes and newlines escaped. */
+        while (r >= 0 && (len = getline(&line, &size, in)) > 0) {
+                const char *p = strchr(line, ' ');
+                char *q;
+
+                if (!p)
+                        continue;
+                free(path);
+                path = q = malloc(len);
+                if (!path) {
+                        r = -ENOMEM;
+                        break;
+                }
+                for (p++; *p && *p != '\n'; p++)
+                        if (*p == '\\' && p[1] == 'n')
+                                *q++ = '\n', p++;
+                        else if (*p == '\\' && p[1] == '\\')
+                                *q++ = '\\', p++;
+                        else
+                                *q++ = *p;
+                *q = '\0';
+                r = strv_push(&l, &k, path);
+        }
+        fclose(in);
+        if (r < 0) {
+                strv_free(l);
+                return r;
+        }
+        *ret = l;
         return 0;
 }
 

@@ -63,6 +63,11 @@ int store_read_checked(int store, time_t *ret);
 
 /* The newest snapshot's name into name; -ENOENT when there is none. */
 int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
+/*
+ * What "latest" names: the newest snapshot that is not a guard (which
+ * STORE/latest points at too); -ENOENT when there is none.
+ */
+int store_latest(int store, char name[static SNAPSHOT_NAME_MAX]);
 
 /*
  * Take the store's lock (flock on its directory), held until the
@@ -90,6 +95,11 @@ int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel
  */
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
+/*
+ * The paths (relative to the source) a partial snapshot name skipped,
+ * from .facts/NAME.skipped: *ret NULL-terminated, or NULL when none.
+ */
+int store_read_skipped(int store, const char *name, char ***ret);
 int store_set_latest(int store, const char *name);
 
 /*

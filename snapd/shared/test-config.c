@@ -79,7 +79,7 @@ int main(void) {
                  "interval = 1h 30min\n"
                  "on_change = yes\n"
                  "keep_hourly = 24\nkeep_daily = 7\nkeep_weekly = 4\nkeep_monthly = 12\n"
-                 "keep_yearly = 3\nkeep_min_age = 2h\n"
+                 "keep_yearly = 3\nkeep_min_age = 2h\nkeep_guard = 2w\n"
                  "exclude = *.tmp ; inline comment\n"
                  "exclude = /cache/\n"
                  "pre_snapshot = /usr/local/sbin/flush-db\n"
@@ -102,6 +102,7 @@ int main(void) {
                       j->retention.weekly == 4 && j->retention.monthly == 12 &&
                       j->retention.yearly == 3);
                 CHECK(j->retention.min_age == 2 * USEC_PER_HOUR);
+                CHECK(j->retention.keep_guard == 14 * 24 * USEC_PER_HOUR);
                 CHECK(j->n_exclude == 2);
                 CHECK_STREQ(j->exclude[0], "*.tmp");
                 CHECK_STREQ(j->exclude[1], "/cache/");
@@ -123,6 +124,7 @@ int main(void) {
                 CHECK(!c->watch_queue_bounded);
                 CHECK(!c->jobs[0]->on_change);
                 CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
+                CHECK(c->jobs[0]->retention.keep_guard == 7 * 24 * USEC_PER_HOUR);
                 CHECK(c->jobs[0]->n_exclude == 0);
         }
         c = config_free(c);
@@ -158,6 +160,7 @@ int main(void) {
                 config_free(d);
         }
         expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
+        expect_error(JOB "keep_guard = soon\n", "main.conf:5: keep_guard: 'soon' is not a time span");
         expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");
         expect_error("[j]\nsource = relative/path\n", "main.conf:2: source: 'relative/path' is not an absolute");
         expect_error("[j]\nstore = /a/../b\n", "main.conf:2: store: '/a/../b' is not an absolute, normalized");

@@ -72,11 +72,16 @@ static int differences(const char *a, const char *b, const char *skip) {
         return n;
 }
 
+/* What the next restore() leaves alone with delete, and what it said on its log. */
+static char *t_exclude[4], *t_keep[4];
+static char *t_log;
+
 static int restore(const char *snap, const char *live, const char *path, bool delete, bool dry_run,
                    char **out) {
         _cleanup_close_ int s = dir(snap), l = dir(live), stage = dir("stage");
-        size_t size = 0;
-        Restore o = { .delete = delete, .dry_run = dry_run, .log = stderr, .ops = &clone_double_ops };
+        size_t size = 0, lsize = 0;
+        Restore o = { .delete = delete, .dry_run = dry_run, .ops = &clone_double_ops,
+                      .exclude = t_exclude, .keep = t_keep };
         struct stat st;
         char p[PATH_MAX];
         int r;
@@ -85,12 +90,125 @@ static int restore(const char *snap, const char *live, const char *path, bool de
         if (stat(p, &st) == 0) {
                 o.skip = file_id(&st);
         }
+        free(t_log);
+        t_log = NULL;
         o.out = open_memstream(out, &size);
-        if (s < 0 || l < 0 || stage < 0 || !o.out)
+        o.log = open_memstream(&t_log, &lsize);
+        if (s < 0 || l < 0 || stage < 0 || !o.out || !o.log)
                 return -EBADF;
         r = restore_run(&o, s, l, stage, path);
         fclose(o.out);
+        fclose(o.log);
+        fprintf(stderr, "%s", t_log);
         return r;
+}
+
+static void snapshot_of(const char *live, const char *snap) {
+        _cleanup_close_ int l = dir(live), s = -EBADF;
+        Mirror w = { .ops = &clone_double_ops, .log = stderr };
+        char cmd[PATH_MAX];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir %s", snap, snap);
+        sh(cmd);
+        s = dir(snap);
+        CHECK(l >= 0 && s >= 0 && mirror_tree(&w, l, s) == 0);
+}
+
+/*
+ * --delete and what the job excludes or the snapshot skipped: left alone,
+ * as rsync --delete leaves excluded names, inside a new directory too;
+ * said by the dry run.  Without patterns (--delete-excluded), removed.
+ */
+static void test_excluded(void) {
+        char *out = NULL;
+
+        sh("mkdir -p ex/live/d && echo doc > ex/live/doc && echo x > ex/live/d/f");
+        snapshot_of("ex/live", "ex/snap");
+        sh("mkdir -p ex/live/cache/deep && echo c > ex/live/cache/deep/blob && echo vm > ex/live/vm.img && echo v > ex/live/d/disk.img && "
+           "mkdir -p ex/live/newdir && echo y > ex/live/newdir/y.img && echo gone > ex/live/newdir/gone && "
+           "echo s > ex/live/d/skipped.bin && echo new > ex/live/new && echo changed > ex/live/doc");
+        t_exclude[0] = (char *) "/cache/";
+        t_exclude[1] = (char *) "*.img";
+        t_keep[0] = (char *) "d/skipped.bin";
+        CHECK(restore("ex/snap", "ex/live", "", true, true, &out) == 0);
+        fprintf(stderr, "# dry run:\n%s", out);
+        CHECK(strstr(out, "- new\n") && strstr(out, "= cache/") && strstr(out, "= vm.img") &&
+              strstr(out, "= d/skipped.bin") && !strstr(out, "- cache") && !strstr(out, "- vm.img"));
+        free(out);
+        CHECK(restore("ex/snap", "ex/live", "", true, false, &out) == 0);
+        free(out);
+        CHECK(sh_ok("cd ex/live && grep -qx c cache/deep/blob && grep -qx vm vm.img && grep -qx v d/disk.img && "
+                    "grep -qx y newdir/y.img && grep -qx s d/skipped.bin"));
+        CHECK(sh_ok("cd ex/live && test ! -e new -a ! -e newdir/gone && grep -qx doc doc"));
+        /* Inside a directory the snapshot has that a pattern added since excludes: kept too. */
+        sh("mkdir -p ex/live/d/sub ex/snap/d/sub && echo k > ex/live/d/sub/k");
+        t_exclude[2] = (char *) "d/sub/";
+        /* A PATH restore with --delete keeps them too. */
+        CHECK(restore("ex/snap", "ex/live", "d", true, false, &out) == 0);
+        free(out);
+        CHECK(sh_ok("cd ex/live && grep -qx v d/disk.img && grep -qx s d/skipped.bin && grep -qx k d/sub/k"));
+        /* No patterns: --delete-excluded. */
+        t_exclude[0] = t_exclude[1] = t_exclude[2] = t_keep[0] = NULL;
+        sh("rmdir ex/snap/d/sub");
+        CHECK(restore("ex/snap", "ex/live", "", true, true, &out) == 0);
+        CHECK(strstr(out, "- cache/\n") && strstr(out, "- vm.img\n"));
+        free(out);
+        CHECK(restore("ex/snap", "ex/live", "", true, false, &out) == 0);
+        free(out);
+        CHECK(differences("ex/snap", "ex/live", NULL) == 0);
+}
+
+/*
+ * Users' directories in a shared, non-sticky directory: one renamed to
+ * another's name is not entered, re-owned, emptied or deleted, and the
+ * rest is restored; a pre-created parent is not filled; a directory of
+ * one user inside another's is not entered (unsafe transition).
+ */
+static void test_other_users(void) {
+        char *out = NULL;
+
+        sh("mkdir -p u/live/alice/docs u/live/bob/private u/live/carol/dave && chmod 0777 u/live && "
+           "echo a > u/live/alice/docs/a && echo secret > u/live/bob/private/secret && "
+           "echo report > u/live/bob/report && echo readme > u/live/readme && echo d > u/live/carol/dave/f && "
+           "chown -R 1001:1001 u/live/alice && chown -R 1002:1002 u/live/bob && chown 1003 u/live/carol && "
+           "chown -R 1004 u/live/carol/dave && chmod 0700 u/live/alice u/live/bob && chmod 0644 u/live/bob/report");
+        snapshot_of("u/live", "u/snap");
+        /* Alice renames her directory away and bob's to her name. */
+        sh("echo changed > u/live/readme && echo changed > u/live/carol/dave/f && "
+           "mv u/live/alice u/live/alice.mine && mv u/live/bob u/live/alice");
+        /* The dry run says so, and changes nothing. */
+        CHECK(restore("u/snap", "u/live", "", false, true, &out) == -EPERM);
+        fprintf(stderr, "# dry run:\n%s", out);
+        CHECK(out && strstr(out, "! alice/: ") && strstr(out, "! carol/dave/: ") && strstr(out, "~ readme\n"));
+        free(out);
+        CHECK(sh_ok("cd u/live && test \"$(stat -c %u:%a alice)\" = 1002:700 && grep -qx changed readme"));
+        CHECK(restore("u/snap", "u/live", "", false, false, &out) == -EPERM);
+        free(out);
+        CHECK(t_log && strstr(t_log, "alice: not restored: ") && strstr(t_log, "carol/dave: not restored: "));
+        CHECK(sh_ok("cd u/live && test \"$(stat -c %u:%a alice)\" = 1002:700 && test ! -e alice/docs && "
+                    "grep -qx secret alice/private/secret"));
+        CHECK(sh_ok("cd u/live && grep -qx readme readme && test \"$(stat -c %u bob)\" = 1002 && "
+                    "grep -qx report bob/report && grep -qx changed carol/dave/f"));
+        /* With --delete: her directory under a name the snapshot lacks is deleted, bob's is not. */
+        sh("mv u/live/alice u/live/junk && mv u/live/alice.mine u/live/alice");
+        CHECK(restore("u/snap", "u/live", "", true, false, &out) == -EPERM);
+        free(out);
+        CHECK(t_log && strstr(t_log, "junk: not restored: "));
+        CHECK(sh_ok("cd u/live && grep -qx secret junk/private/secret && test \"$(stat -c %u junk)\" = 1002"));
+        /* The pre-created parent. */
+        sh("rm -rf u/live/bob u/live/junk && mkdir u/live/bob && chown 1001 u/live/bob");
+        CHECK(restore("u/snap", "u/live", "bob/report", false, false, &out) == -EPERM);
+        free(out);
+        CHECK(t_log && strstr(t_log, "bob: not restored: "));
+        CHECK(sh_ok("test ! -e u/live/bob/report && test \"$(stat -c %u u/live/bob)\" = 1001"));
+        CHECK(restore("u/snap", "u/live", "bob/private/secret", false, false, &out) == -EPERM);
+        free(out);
+        CHECK(sh_ok("test ! -e u/live/bob/private"));
+        /* Not there: made as bob's. */
+        sh("rmdir u/live/bob");
+        CHECK(restore("u/snap", "u/live", "bob/private/secret", false, false, &out) == 0);
+        free(out);
+        CHECK(sh_ok("cd u/live && test \"$(stat -c %u:%a bob)\" = 1002:700 && grep -qx secret bob/private/secret"));
 }
 
 int main(void) {
@@ -211,6 +329,9 @@ int main(void) {
         CHECK(restore("snap", "live", "", true, true, &o2) == 0);
         CHECK(o2 && strstr(o2, "- .refsnap-restore.99999/"));
         free(o2);
+
+        test_excluded();
+        test_other_users();
 
         {
                 char cmd[PATH_MAX];

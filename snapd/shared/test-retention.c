@@ -144,5 +144,36 @@ int main(void) {
                 CHECK(r[1] == 0);
                 CHECK(r[0] == KEEP_HOURLY);
         }
+        {
+                /*
+                 * A guard between the hour's oldest and the next snapshot:
+                 * kept for keep_guard apart from the buckets, never the
+                 * bucket's or the newest's; then it goes.
+                 */
+                time_t t[3] = { at("2026-12-03T11:00:00Z"), at("2026-12-03T11:05:00Z"),
+                                at("2026-12-03T11:10:00Z") };
+                bool g[3] = { false, true, false };
+                unsigned r[3];
+                RetentionPolicy p = { .hourly = 1, .keep_guard = RETENTION_KEEP_GUARD_DEFAULT };
+
+                retention_apply(&p, t, 3, at("2026-12-03T11:30:00Z"), r);
+                CHECK(r[1] == 0);       /* what the guard-blind rules did */
+                retention_apply_guards(&p, t, g, 3, at("2026-12-03T11:30:00Z"), r);
+                CHECK(r[0] == KEEP_HOURLY && r[1] == KEEP_GUARD && r[2] == KEEP_NEWEST);
+                CHECK_STREQ(retention_reasons(r[1], buf, sizeof(buf)), "guard");
+                retention_apply_guards(&p, t, g, 3, at("2026-12-10T11:06:00Z"), r);
+                CHECK(r[1] == 0 && r[2] == KEEP_NEWEST);
+                /* The newest a guard: the newest other one is still kept as the newest. */
+                g[2] = true;
+                retention_apply_guards(&p, t, g, 3, at("2026-12-03T11:30:00Z"), r);
+                CHECK(r[0] == (KEEP_NEWEST | KEEP_HOURLY) && r[2] == KEEP_GUARD);
+                /* Every count zero keeps every snapshot, guards too. */
+                p = (RetentionPolicy) { .keep_guard = 0 };
+                retention_apply_guards(&p, t, g, 3, at("2027-12-03T11:30:00Z"), r);
+                CHECK(r[1] == KEEP_ALL && r[2] == KEEP_ALL);
+                CHECK_STREQ(retention_reasons(KEEP_ALL | KEEP_GUARD | KEEP_NEWEST | KEEP_MIN_AGE | KEEP_HOURLY |
+                                              KEEP_DAILY | KEEP_WEEKLY | KEEP_MONTHLY | KEEP_YEARLY, buf, 80),
+                            "newest,min-age,hourly,daily,weekly,monthly,yearly,keep-all,guard");
+        }
         return tests_end();
 }

@@ -100,6 +100,11 @@ static int diff_entry(const TreeDiff *d, int a_dir, int b_dir, const char *name,
         }
         if (!S_ISDIR(as.st_mode) || !S_ISDIR(bs.st_mode))
                 return 0;
+        if (d->dir_fn) {
+                r = d->dir_fn(path, a_dir, &as, &bs, d->userdata);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         a_fd = chase_dir(a_dir, name, &(Chase) { .flags = CHASE_NO_XDEV });
         if (a_fd < 0)
                 return a_fd;

@@ -30,6 +30,12 @@ typedef struct TreeDiff {
         void *userdata;
         bool report_dirs;       /* also report directories whose mode or owner differ */
         FileId skip;                    /* nor this directory (a store inside the tree) */
+        /*
+         * When not NULL: each directory in both trees, before it is
+         * entered, with a's directory holding it; < 0 stops the
+         * comparison, > 0 skips what is below it.
+         */
+        int (*dir_fn)(const char *path, int a_parent, const struct stat *a, const struct stat *b, void *userdata);
 } TreeDiff;
 
 /*
