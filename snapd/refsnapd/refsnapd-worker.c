@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "timespan.h"
 
 static volatile sig_atomic_t worker_cancel = 0;
+/* This run took the store's lock and reached its pre hook (or where it would be). */
+static bool worker_reached_pre = false;
 
 /*
  * Run hook (pre or post) of job.  The environment is built here and is
@@ -90,11 +93,19 @@ static void worker_signals(void) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
-/* The pre hook, run by snapshot_take() once the store is locked. */
+/*
+ * Run by snapshot_take() once the store is locked, with or without a pre
+ * hook: a run that never got here (the job busy with another run, its
+ * source or store missing) runs no post hook either, which would resume a
+ * service in the middle of another run's snapshot.
+ */
 static int worker_pre(void *userdata) {
         const Job *job = userdata;
         int r;
 
+        worker_reached_pre = true;
+        if (!job->pre_snapshot)
+                return 0;
         r = worker_hook(job, "pre", job->pre_snapshot, NULL, NULL);
         if (r != 0 && r != -ECANCELED)
                 log_job(LOG_WARNING, job->name, "pre_snapshot failed: snapshot skipped");
@@ -113,7 +124,7 @@ static void worker_prune(const Job *job) {
 
 _noreturn_ void worker_run(const Job *job) {
         _cleanup_free_ char *path = NULL;
-        SnapshotPre pre = { .fn = job->pre_snapshot ? worker_pre : NULL, .userdata = (void *) job };
+        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job };
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
@@ -147,8 +158,8 @@ _noreturn_ void worker_run(const Job *job) {
                                 facts.skipped == 1 ? "" : "s", job->store, name);
                 path = path_join(job->store, name);
         }
-        /* After every pre hook, and after every attempt: the result says how it went. */
-        if (job->post_snapshot)
+        /* After every run that reached the pre hook, however it went: the result says how. */
+        if (job->post_snapshot && worker_reached_pre)
                 (void) worker_hook(job, "post", job->post_snapshot, path, result);
         if (code == EXIT_OK || code == EXIT_PARTIAL)
                 worker_prune(job);
