@@ -161,8 +161,16 @@ _noreturn_ void worker_run(const Job *job) {
         /* After every run that reached the pre hook, however it went: the result says how. */
         if (job->post_snapshot && worker_reached_pre)
                 (void) worker_hook(job, "post", job->post_snapshot, path, result);
+        /*
+         * Retention after a snapshot made, and after one that failed for
+         * lack of space, or a full filesystem would stay full for good.
+         */
         if (code == EXIT_OK || code == EXIT_PARTIAL)
                 worker_prune(job);
+        else if (r == -ENOSPC || r == -EDQUOT) {
+                log_job(LOG_NOTICE, job->name, "out of space: applying retention to free what it may");
+                worker_prune(job);
+        }
         _exit(code);
 }
 

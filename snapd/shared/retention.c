@@ -122,6 +122,7 @@ void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,
 const char *retention_reasons(unsigned reasons, char *buf, size_t size) {
         static const char *const names[] = {
                 "newest", "min-age", "hourly", "daily", "weekly", "monthly", "yearly", "keep-all",
+                "newest-whole",
         };
         size_t len = 0;
 

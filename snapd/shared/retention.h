@@ -27,6 +27,7 @@ enum {
         KEEP_MONTHLY = 1 << 5,
         KEEP_YEARLY  = 1 << 6,
         KEEP_ALL     = 1 << 7,  /* every bucket count is zero */
+        KEEP_WHOLE   = 1 << 8,  /* the newest whole snapshot (not partial): snapshot_prune() */
 };
 
 /*

@@ -344,6 +344,39 @@ int main(void) {
         }
 
         /*
+         * The newest whole snapshot is always kept: a partial one (its
+         * facts say files were skipped), however new, does not count as it.
+         */
+        {
+                char store2[PATH_MAX + 16];
+                Job job2 = { .name = "job2", .source = src, .store = store2,
+                             .retention = { .hourly = 1 } };
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o;
+
+                snprintf(store2, sizeof(store2), "%s/.refsnap/job2", base);
+                sh("mkdir -p '%s/.refsnap/job2/.facts' && cd '%s/.refsnap/job2' && chmod 0700 . && "
+                   "mkdir 2026-12-02T07:00:00Z 2026-12-03T08:10:00Z 2026-12-03T08:20:00Z 2026-12-03T08:30:00Z && "
+                   "printf 'files=1\\nskipped=1\\n' > .facts/2026-12-03T08:10:00Z && "
+                   "printf 'files=1\\nskipped=0\\n' > .facts/2026-12-03T08:20:00Z && "
+                   "printf 'files=1\\nskipped=2\\n' > .facts/2026-12-03T08:30:00Z", base);
+                snapshot_name_time("2026-12-03T09:00:00Z", &t);
+                /* hourly=1 keeps 08:10, the oldest of hour 8, and 08:30, the newest: both partial. */
+                o = open_memstream(&out, &size);
+                r = snapshot_prune(&job2, t, false, o);
+                fclose(o);
+                CHECK(r == 1);
+                CHECK(out && strstr(out, "keep   2026-12-03T08:20:00Z  (newest-whole)") &&
+                      strstr(out, "keep   2026-12-03T08:30:00Z  (newest)") &&
+                      strstr(out, "keep   2026-12-03T08:10:00Z  (hourly)") &&
+                      strstr(out, "remove 2026-12-02T07:00:00Z"));
+                free(out);
+                CHECK(exists(store2, "2026-12-03T08:20:00Z"));
+                CHECK(!exists(store2, "2026-12-02T07:00:00Z"));
+        }
+
+        /*
          * The store is root's, reached through root's directories: not
          * one owned by a user, nor one under a directory a user may
          * change, nor one through a symbolic link.
