@@ -32,7 +32,7 @@ static bool worker_reached_pre = false;
 static int worker_hook(const Job *job, const char *which, const char *hook, const char *snapshot,
                        const char *result) {
         _cleanup_free_ char *e_job = NULL, *e_src = NULL, *e_store = NULL, *e_hook = NULL, *e_snap = NULL,
-                            *e_result = NULL;
+                            *e_result = NULL, *why = NULL;
         char *env[8];
         size_t n = 0;
         usec_t timeout = job->hook_timeout;
@@ -63,6 +63,13 @@ static int worker_hook(const Job *job, const char *which, const char *hook, cons
          */
         if (worker_cancel && (timeout == 0 || timeout > HOOK_CANCEL_GRACE))
                 timeout = HOOK_CANCEL_GRACE;
+        /* Checked as the store is, each time: root runs only what only root could have put there. */
+        r = hook_check(hook, &why);
+        if (r < 0) {
+                log_job(LOG_ERR, job->name, "%s_snapshot %s refused: %s", which, hook,
+                        why ? why : strerror(-r));
+                return r;
+        }
         r = hook_run(hook, job->name, env, timeout, strcmp(which, "pre") == 0 ? &worker_cancel : NULL);
         if (r == -ETIME)
                 log_job(LOG_WARNING, job->name, "%s_snapshot %s did not end within %s: killed", which, hook,

@@ -87,7 +87,7 @@ int main(void) {
                 return 2;
         snprintf(src, sizeof(src), "%s/src", base);
         snprintf(store, sizeof(store), "%s/.refsnap/job", base);
-        sh("mkdir -p '%s/src/a/b' && echo one > '%s/src/a/f1' && echo two > '%s/src/a/b/f2' && "
+        sh("mkdir -p '%s/src/a/b' '%s/.refsnap' && echo one > '%s/src/a/f1' && echo two > '%s/src/a/b/f2' && "
            "echo three > '%s/src/f3'", base);
         job = (Job) { .name = "job", .source = src, .store = store };
 
@@ -175,7 +175,7 @@ int main(void) {
          * skipped and named; the snapshot is published, partial.  An
          * error of the filesystem (EIO) still fails it whole.
          */
-        sh("mkdir -p '%s/src/a/b' && echo s > '%s/src/swapfile' && echo r > '%s/src/a/realtime\nname' && "
+        sh("mkdir -p '%s/src/a/b' '%s/.refsnap' && echo s > '%s/src/swapfile' && echo r > '%s/src/a/realtime\nname' && "
            "echo x > '%s/src/a/b/x'", base);
         {
                 MirrorOps ops = { .clone = refusing_clone };
@@ -397,6 +397,11 @@ int main(void) {
                 sh("chmod 0755 '%s/.refsnap' && chown 65534 '%s/.refsnap'", base);
                 CHECK(store_open(path, false) == -EPERM);
                 sh("chown 0 '%s/.refsnap' && ln -s .refsnap '%s/link'", base);
+                /* Only the last component is made: a missing parent is a filesystem not mounted. */
+                snprintf(path, sizeof(path), "%s/.refsnap/unmounted/job", base);
+                CHECK(store_open(path, true) == -ENOENT);
+                CHECK(!exists(base, ".refsnap/unmounted"));
+                snprintf(path, sizeof(path), "%s/.refsnap/job", base);
                 snprintf(path, sizeof(path), "%s/link/job", base);
                 CHECK(store_open(path, false) == -ELOOP);
         } else
