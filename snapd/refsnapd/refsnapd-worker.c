@@ -135,10 +135,15 @@ _noreturn_ void worker_run(const Job *job) {
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
+        FILE *log;
         int r, code;
 
         worker_signals();
-        r = snapshot_take(job, NULL, &worker_cancel, stderr, &pre, name, &facts);
+        /* What the walk says, each line through the job's log, a name never raw (log.h). */
+        log = log_job_stream(job->name);
+        r = snapshot_take(job, NULL, &worker_cancel, log ? log : stderr, &pre, name, &facts);
+        if (log)
+                fflush(log);
         if (r == SNAPSHOT_SKIPPED) {
                 result = worker_cancel ? "cancelled" : "failed";
                 code = worker_cancel ? EXIT_CANCELLED : EXIT_SKIPPED;

@@ -10,6 +10,8 @@
 #include "chase.h"
 #include "copy-meta.h"
 #include "dirent-util.h"
+#include "escape.h"
+#include "log.h"
 #include "macro.h"
 #include "mirror.h"
 #include "mountpoint-util.h"
@@ -22,7 +24,7 @@
 #include "tree-diff.h"
 
 static int fail(Restore *o, const char *path, int r, const char *what) {
-        fprintf(o->log, "%s: %s: %s\n", *path ? path : ".", what, strerror(-r));
+        log_path(o->log, *path ? path : ".", "%s: %s", what, strerror(-r));
         return r;
 }
 
@@ -177,8 +179,9 @@ static int print_change(DiffKind kind, const char *path, const struct stat *a, c
         /* a is the live tree, b the snapshot. */
         if (kind == DIFF_REMOVED && !o->delete)
                 return 0;
-        fprintf(o->out, "%c %s%s\n", diff_mark(kind), path,
-                (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
+        fprintf(o->out, "%c ", diff_mark(kind));
+        fputs_cescaped(path, o->out);   /* any name, one line, no terminal control */
+        fprintf(o->out, "%s\n", (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
         if (kind == DIFF_REMOVED)
                 o->stats.deleted++;
         else
@@ -214,7 +217,7 @@ int restore_find(int snap_root, const char *path, char **ret_dir, const char **r
         if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ||
             (fd >= 0 && fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)) {
                 safe_close(fd);
-                fprintf(log, "%s: not in the snapshot\n", path);
+                log_path(log, path, "not in the snapshot");
                 return -ENOENT;
         }
         if (fd >= 0 && ret_dir)

@@ -18,7 +18,7 @@
  *   STORE/.removing-NAME/            a snapshot being removed (pruned)
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
- *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH" 
+ *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
