@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
+#include "path-util.h"
 
 int mount_id_at(int dir_fd, const char *name, uint64_t *ret) {
         struct statx x;
@@ -43,4 +47,52 @@ int path_mount_id_nearest(const char *path, uint64_t *ret, char **ret_found) {
                 if (!p[0])
                         strcpy(p, "/");
         }
+}
+
+/* Is dir a mount point now (its mount ID not its parent's)? */
+static int is_mounted(const char *dir) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t a, b;
+        int r;
+
+        fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
+        r = mount_id_at(fd, "", &a);
+        if (r >= 0)
+                r = mount_id_at(fd, "..", &b);
+        if (r < 0)
+                return r;
+        return a != b;
+}
+
+int fstab_unmounted_above(const char *fstab, const char *path, char **ret_where) {
+        FILE *f = setmntent(fstab, "re");
+        struct mntent *e;
+        int r = 0;
+
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while ((e = getmntent(f))) {
+                const char *rest;
+
+                if (e->mnt_dir[0] != '/' || strcmp(e->mnt_dir, "/") == 0 || strcmp(e->mnt_type, "swap") == 0)
+                        continue;
+                rest = path_startswith(path, e->mnt_dir);
+                if (!rest || (*rest && *rest != '/'))
+                        continue;
+                r = is_mounted(e->mnt_dir);
+                if (r < 0)
+                        break;
+                if (r == 0) {
+                        if (ret_where && !(*ret_where = strdup(e->mnt_dir)))
+                                r = -ENOMEM;
+                        else
+                                r = 1;
+                        break;
+                }
+                r = 0;
+        }
+        endmntent(f);
+        return r;
 }

@@ -24,3 +24,13 @@ static inline int fd_mount_id(int fd, uint64_t *ret) {
  * *ret_found, a new string, when not NULL).
  */
 int path_mount_id_nearest(const char *path, uint64_t *ret, char **ret_found);
+
+/*
+ * Is a filesystem that fstab (a file in fstab(5) format, such as
+ * /etc/fstab) lists at path or above it not mounted now?  Then path names
+ * a directory of the filesystem below that mount point, not the one it is
+ * meant to.  1 and that mount point in *ret_where (a new string, when not
+ * NULL); 0 when each is mounted (or fstab does not exist); -errno.  The
+ * root, swap and entries that are not absolute paths are left out.
+ */
+int fstab_unmounted_above(const char *fstab, const char *path, char **ret_where);

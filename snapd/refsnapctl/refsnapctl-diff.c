@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "chase.h"
+#include "escape.h"
 #include "exit-status.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -38,8 +39,12 @@ static int print_diff(DiffKind kind, const char *path, const struct stat *a, con
                 printf("%s{\"change\":\"%s\",\"path\":", o->first ? "" : ",", names[kind]);
                 json_string(stdout, path);
                 printf(",\"type\":\"%s\"}", dir ? "directory" : S_ISLNK(st->st_mode) ? "symlink" : "file");
-        } else
-                printf("%c %s%s\n", diff_mark(kind), path, dir ? "/" : "");
+        } else {
+                /* Any name, one line, nothing a terminal would act on (cescape). */
+                printf("%c ", diff_mark(kind));
+                fputs_cescaped(path, stdout);
+                printf("%s\n", dir ? "/" : "");
+        }
         o->first = false;
         o->count++;
         return 0;
@@ -76,12 +81,13 @@ static int open_other(const Job *job, int store, const char *other, TreeDiff *d,
         int fd;
 
         if (strcmp(other, "live") == 0) {
-                fd = open(job->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Through the one resolver, as a snapshot opens it: no symbolic link at any component. */
+                fd = chase_dir(AT_FDCWD, job->source, NULL);
                 if (fd < 0) {
-                        int r = negative_errno();
-
-                        fprintf(stderr, "refsnapctl: %s: %s\n", job->source, strerror(-r));
-                        return exit_status_from_errno(r);
+                        fprintf(stderr, "refsnapctl: source %s: %s\n", job->source,
+                                fd == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                                strerror(-fd));
+                        return exit_status_from_errno(fd);
                 }
                 if (fstat(store, &st) == 0)
                         d->skip = file_id(&st);

@@ -86,6 +86,31 @@ ok test $? = 4
 ok test $? = 4
 "$ctl" "${c[@]}" diff home "$s1" ../etc >/dev/null 2>&1
 ok test $? = 2
+# Names that are no text: escaped in text (one line each, nothing a
+# terminal acts on, cescape), valid JSON that gives the bytes back.
+names=("$(printf 'a\nb')" "$(printf '\e[31m')" "$(printf '\xff')" 'back\slash')
+for f in "${names[@]}"; do : > "$t/src/$f"; done
+out=$("$ctl" "${c[@]}" diff home "$s1")
+ok grep -qxF '+ a\nb' <<<"$out"
+ok grep -qxF '+ \x1b[31m' <<<"$out"
+ok grep -qxF '+ \xff' <<<"$out"
+ok grep -qxF '+ back\\slash' <<<"$out"
+ok test "$(wc -l <<<"$out")" = 7
+ok sh -c "! printf '%s' \"\$1\" | grep -q \"\$(printf '\\033')\"" sh "$out"
+"$ctl" "${c[@]}" --json diff home "$s1" > "$t/names.json"
+ok python3 -c 'import json,os,sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+got = sorted(os.fsencode(x["path"]) for x in d)
+want = sorted([b"a\nb", b"\x1b[31m", b"\xff", b"back\\slash", b"added", b"d/edit", b"gone"])
+assert got == want, got' "$t/names.json"
+for f in "${names[@]}"; do rm -f "$t/src/$f"; done
+# diff ... live opens the source as everything else does: never through a symbolic link.
+ln -s . "$t/lnk"
+printf '[linked]\nsource = %s/lnk/src\nstore = %s/store\ninterval = 1h\n' "$t" "$t" > "$t/linked.conf"
+out=$("$ctl" -c "$t/linked.conf" --conf-dir "$t/conf.d" diff linked "$s1" live 2>&1)
+ok test $? != 0
+ok grep -q "symbolic link" <<<"$out"
+rm -f "$t/lnk" "$t/linked.conf"
 "$ctl" "${c[@]}" restore nope latest >/dev/null 2>&1
 ok test $? = 4
 "$ctl" "${c[@]}" restore home "${y}T09:00:00Z" >/dev/null 2>&1

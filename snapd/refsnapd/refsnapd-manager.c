@@ -683,11 +683,13 @@ static void log_errors(int level, const char *errors) {
 }
 
 int manager_load_config(const char *path, const char *dropins, Config **ret) {
-        _cleanup_free_ char *errors = NULL;
+        _cleanup_free_ char *errors = NULL, *warnings = NULL;
         Config *c = NULL;
         int r;
 
-        r = config_load_checked(path, dropins, &c, &errors);
+        /* A job's missing or replaced source fails that job when it runs, never the start or a reload. */
+        r = config_load_checked(path, dropins, &c, &errors, &warnings);
+        log_errors(LOG_WARNING, warnings);
         if (r < 0) {
                 log_errors(LOG_ERR, errors);
                 return r;

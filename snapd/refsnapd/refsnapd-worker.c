@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "timespan.h"
 
 static volatile sig_atomic_t worker_cancel = 0;
+/* This run took the store's lock and reached its pre hook (or where it would be). */
+static bool worker_reached_pre = false;
 
 /*
  * Run hook (pre or post) of job.  The environment is built here and is
@@ -29,7 +32,7 @@ static volatile sig_atomic_t worker_cancel = 0;
 static int worker_hook(const Job *job, const char *which, const char *hook, const char *snapshot,
                        const char *result) {
         _cleanup_free_ char *e_job = NULL, *e_src = NULL, *e_store = NULL, *e_hook = NULL, *e_snap = NULL,
-                            *e_result = NULL;
+                            *e_result = NULL, *why = NULL;
         char *env[8];
         size_t n = 0;
         usec_t timeout = job->hook_timeout;
@@ -60,6 +63,13 @@ static int worker_hook(const Job *job, const char *which, const char *hook, cons
          */
         if (worker_cancel && (timeout == 0 || timeout > HOOK_CANCEL_GRACE))
                 timeout = HOOK_CANCEL_GRACE;
+        /* Checked as the store is, each time: root runs only what only root could have put there. */
+        r = hook_check(hook, &why);
+        if (r < 0) {
+                log_job(LOG_ERR, job->name, "%s_snapshot %s refused: %s", which, hook,
+                        why ? why : strerror(-r));
+                return r;
+        }
         r = hook_run(hook, job->name, env, timeout, strcmp(which, "pre") == 0 ? &worker_cancel : NULL);
         if (r == -ETIME)
                 log_job(LOG_WARNING, job->name, "%s_snapshot %s did not end within %s: killed", which, hook,
@@ -90,11 +100,19 @@ static void worker_signals(void) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
-/* The pre hook, run by snapshot_take() once the store is locked. */
+/*
+ * Run by snapshot_take() once the store is locked, with or without a pre
+ * hook: a run that never got here (the job busy with another run, its
+ * source or store missing) runs no post hook either, which would resume a
+ * service in the middle of another run's snapshot.
+ */
 static int worker_pre(void *userdata) {
         const Job *job = userdata;
         int r;
 
+        worker_reached_pre = true;
+        if (!job->pre_snapshot)
+                return 0;
         r = worker_hook(job, "pre", job->pre_snapshot, NULL, NULL);
         if (r != 0 && r != -ECANCELED)
                 log_job(LOG_WARNING, job->name, "pre_snapshot failed: snapshot skipped");
@@ -113,14 +131,19 @@ static void worker_prune(const Job *job) {
 
 _noreturn_ void worker_run(const Job *job) {
         _cleanup_free_ char *path = NULL;
-        SnapshotPre pre = { .fn = job->pre_snapshot ? worker_pre : NULL, .userdata = (void *) job };
+        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job };
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
+        FILE *log;
         int r, code;
 
         worker_signals();
-        r = snapshot_take(job, NULL, &worker_cancel, stderr, &pre, name, &facts);
+        /* What the walk says, each line through the job's log, a name never raw (log.h). */
+        log = log_job_stream(job->name);
+        r = snapshot_take(job, NULL, &worker_cancel, log ? log : stderr, &pre, name, &facts);
+        if (log)
+                fflush(log);
         if (r == SNAPSHOT_SKIPPED) {
                 result = worker_cancel ? "cancelled" : "failed";
                 code = worker_cancel ? EXIT_CANCELLED : EXIT_SKIPPED;
@@ -147,11 +170,19 @@ _noreturn_ void worker_run(const Job *job) {
                                 facts.skipped == 1 ? "" : "s", job->store, name);
                 path = path_join(job->store, name);
         }
-        /* After every pre hook, and after every attempt: the result says how it went. */
-        if (job->post_snapshot)
+        /* After every run that reached the pre hook, however it went: the result says how. */
+        if (job->post_snapshot && worker_reached_pre)
                 (void) worker_hook(job, "post", job->post_snapshot, path, result);
+        /*
+         * Retention after a snapshot made, and after one that failed for
+         * lack of space, or a full filesystem would stay full for good.
+         */
         if (code == EXIT_OK || code == EXIT_PARTIAL)
                 worker_prune(job);
+        else if (r == -ENOSPC || r == -EDQUOT) {
+                log_job(LOG_NOTICE, job->name, "out of space: applying retention to free what it may");
+                worker_prune(job);
+        }
         _exit(code);
 }
 

@@ -19,10 +19,12 @@
 #include "chase.h"
 #include "config.h"
 #include "fd-util.h"
+#include "hook.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
 #include "reflink.h"
+#include "store.h"
 #include "strv.h"
 
 typedef struct Parser {
@@ -268,6 +270,9 @@ static int handler(void *user, const char *section, const char *key, const char 
         } else if (strcmp(key, "on_change") == 0) {
                 if (parse_bool(value, &j->on_change) < 0)
                         parse_error(p, key, "'%s' is not a boolean (yes or no)", value);
+        } else if (strcmp(key, "accept_quota_charges") == 0) {
+                if (parse_bool(value, &j->accept_quota_charges) < 0)
+                        parse_error(p, key, "'%s' is not a boolean (yes or no)", value);
         } else if (strncmp(key, "keep_", 5) == 0) {
                 static const char *const names[] = { "hourly", "daily", "weekly", "monthly", "yearly" };
                 unsigned *fields[] = { &j->retention.hourly, &j->retention.daily, &j->retention.weekly,
@@ -436,135 +441,173 @@ static const char *private_tmp(const char *path) {
         return NULL;
 }
 
-static void check_source(FILE *f, unsigned *n, const Job *j, uint64_t *ret_mnt) {
+/*
+ * What config_check_paths() finds: errors of the configuration itself
+ * (the same whatever the disk holds), and warnings about the state of the
+ * disk, which fail that job at run time and nothing else.
+ */
+typedef struct Checks {
+        FILE *errors, *warnings;
+        unsigned n_errors, n_warnings;
+} Checks;
+
+#define conf_error(k, w, j, fmt, ...) \
+        report((k)->errors, &(k)->n_errors, "%s:%u: [%s]: " fmt, (w)->file, (w)->line, (j)->name, ##__VA_ARGS__)
+#define disk_warning(k, w, j, fmt, ...) \
+        report((k)->warnings, &(k)->n_warnings, "warning: %s:%u: [%s]: " fmt, (w)->file, (w)->line, (j)->name, \
+               ##__VA_ARGS__)
+
+/* Is dir the directory holding path's last component? */
+static bool is_parent(const char *dir, const char *path) {
+        _cleanup_free_ char *parent = NULL;
+        const char *base;
+
+        return path_split(path, &parent, &base) >= 0 && strcmp(parent[0] ? parent : "/", dir) == 0;
+}
+
+static void check_source(Checks *k, const Job *j, uint64_t *ret_mnt) {
         _cleanup_free_ char *canonical = NULL;
+        const KeyWhere *w = &j->source_at;
         struct stat st;
 
         *ret_mnt = 0;
-        if (lstat(j->source, &st) < 0)
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
-                       strerror(errno));
+        if (private_tmp(j->source))
+                conf_error(k, w, j, "source %s is under %s, which refsnapd.service sees as a private, empty "
+                           "directory of its own (PrivateTmp=yes)", j->source, private_tmp(j->source));
+        else if (lstat(j->source, &st) < 0)
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
         else if (S_ISLNK(st.st_mode))
-                report(f, n, "%s:%u: [%s]: source %s is a symbolic link; name the directory itself",
-                       j->source_at.file, j->source_at.line, j->name, j->source);
+                disk_warning(k, w, j, "source %s is a symbolic link; name the directory itself", j->source);
         else if (!S_ISDIR(st.st_mode))
-                report(f, n, "%s:%u: [%s]: source %s is not a directory", j->source_at.file, j->source_at.line, j->name,
-                       j->source);
+                disk_warning(k, w, j, "source %s is not a directory", j->source);
         else if (!(canonical = realpath(j->source, NULL)))
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
-                       strerror(errno));
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
         else if (strcmp(canonical, j->source) != 0)
-                report(f, n, "%s:%u: [%s]: source %s is not canonical (a symbolic link on the way); "
-                       "its canonical path is %s", j->source_at.file, j->source_at.line, j->name, j->source, canonical);
-        else if (private_tmp(j->source))
-                report(f, n, "%s:%u: [%s]: source %s is under %s, which refsnapd.service sees as a "
-                       "private, empty directory of its own (PrivateTmp=yes)", j->source_at.file, j->source_at.line, j->name,
-                       j->source, private_tmp(j->source));
+                disk_warning(k, w, j, "source %s is not canonical (a symbolic link on the way); its canonical "
+                             "path is %s", j->source, canonical);
         else if (path_mount_id_nearest(j->source, ret_mnt, NULL) < 0)
-                report(f, n, "%s:%u: [%s]: source %s: %s", j->source_at.file, j->source_at.line, j->name, j->source,
-                       strerror(errno));
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
 }
 
-static void check_store(FILE *f, unsigned *n, const Config *c, const Job *j, uint64_t src_mnt) {
+static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_mnt) {
         _cleanup_free_ char *existing = NULL;
         _cleanup_close_ int fd = -EBADF;
+        const KeyWhere *w = &j->store_at;
         uint64_t store_mnt = 0;
         Chase ch = { .flags = CHASE_SAFE };
         struct stat st;
         int r;
 
         if (private_tmp(j->store)) {
-                report(f, n, "%s:%u: [%s]: store %s is under %s, which refsnapd.service sees as a "
-                       "private directory of its own (PrivateTmp=yes)", j->store_at.file, j->store_at.line, j->name,
-                       j->store, private_tmp(j->store));
+                conf_error(k, w, j, "store %s is under %s, which refsnapd.service sees as a private directory "
+                           "of its own (PrivateTmp=yes)", j->store, private_tmp(j->store));
                 return;
         }
-        for (size_t k = 0; k < c->n_jobs; k++)
-                if (c->jobs[k] != j && c->jobs[k]->source && path_startswith(j->store, c->jobs[k]->source))
-                        report(f, n, "%s:%u: [%s]: store %s lies inside the source of job %s, which would "
-                               "snapshot these snapshots, and whose restore --delete would delete them",
-                               j->store_at.file, j->store_at.line, j->name, j->store, c->jobs[k]->name);
+        for (size_t i = 0; i < c->n_jobs; i++)
+                if (c->jobs[i] != j && c->jobs[i]->source && path_startswith(j->store, c->jobs[i]->source))
+                        conf_error(k, w, j, "store %s lies inside the source of job %s, which would snapshot "
+                                   "these snapshots, and whose restore --delete would delete them", j->store,
+                                   c->jobs[i]->name);
         r = path_mount_id_nearest(j->store, &store_mnt, &existing);
         if (r < 0) {
-                report(f, n, "%s:%u: [%s]: store %s: %s", j->store_at.file, j->store_at.line, j->name, j->store, strerror(-r));
+                disk_warning(k, w, j, "store %s: %s", j->store, strerror(-r));
                 return;
         }
         if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                report(f, n, "%s:%u: [%s]: store: %s is %s", j->store_at.file, j->store_at.line, j->name, existing,
-                       S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" :
-                       "not a directory");
+                disk_warning(k, w, j, "store: %s is %s", existing,
+                             S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" : "not a directory");
                 return;
         }
         if (src_mnt && store_mnt != src_mnt)
-                report(f, n, "%s:%u: [%s]: store %s is not on the mount of source %s", j->store_at.file, j->store_at.line,
-                       j->name, j->store, j->source);
+                disk_warning(k, w, j, "store %s is not on the mount of source %s", j->store, j->source);
         /* What store_open() will refuse, said with the directory at fault. */
         fd = chase_dir(AT_FDCWD, existing, &ch);
         if (fd == -EPERM || fd == -ELOOP) {
                 size_t len = fd == -EPERM ? ch.unsafe_len : ch.failed_len;
 
-                report(f, n, "%s:%u: [%s]: store %s: %.*s %s", j->store_at.file, j->store_at.line, j->name, j->store,
-                       (int) len, existing,
-                       fd == -ELOOP ? "is a symbolic link; name the store canonically" :
-                       "is owned by or writable by a user other than root, who could swap the store "
-                       "for a directory of her own");
+                disk_warning(k, w, j, "store %s: %.*s %s", j->store, (int) len, existing,
+                             fd == -ELOOP ? "is a symbolic link; name the store canonically" :
+                             "is owned by or writable by a user other than root, who could swap the store "
+                             "for a directory of her own");
         } else if (fd < 0)
-                report(f, n, "%s:%u: [%s]: store %s: %s: %s", j->store_at.file, j->store_at.line, j->name, j->store, existing,
-                       strerror(-fd));
+                disk_warning(k, w, j, "store %s: %s: %s", j->store, existing, strerror(-fd));
         else if (fstat(fd, &st) < 0)
-                report(f, n, "%s:%u: [%s]: store %s: %s", j->store_at.file, j->store_at.line, j->name, existing, strerror(errno));
+                disk_warning(k, w, j, "store %s: %s", existing, strerror(errno));
         else if (strcmp(existing, j->store) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
-                report(f, n, "%s:%u: [%s]: store %s is writable by other users (mode %04o); make it 0700",
-                       j->store_at.file, j->store_at.line, j->name, j->store, (unsigned) (st.st_mode & 07777));
+                disk_warning(k, w, j, "store %s is writable by other users (mode %04o); make it 0700", j->store,
+                             (unsigned) (st.st_mode & 07777));
         else if (strcmp(existing, j->store) == 0 && st.st_uid != 0)
-                report(f, n, "%s:%u: [%s]: store %s is owned by uid %u; it must be root's", j->store_at.file, j->store_at.line,
-                       j->name, j->store, (unsigned) st.st_uid);
+                disk_warning(k, w, j, "store %s is owned by uid %u; it must be root's", j->store,
+                             (unsigned) st.st_uid);
         else if (strcmp(existing, j->store) != 0 && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
                 /* The store is to be made in it: another user could make it first. */
-                report(f, n, "%s:%u: [%s]: store %s: %s is owned by or writable by a user other than root, "
-                       "who could make the store as a directory of her own", j->store_at.file, j->store_at.line, j->name,
-                       j->store, existing);
+                disk_warning(k, w, j, "store %s: %s is owned by or writable by a user other than root, who "
+                             "could make the store as a directory of her own", j->store, existing);
+        else if (strcmp(existing, j->store) != 0 && !is_parent(existing, j->store))
+                disk_warning(k, w, j, "store %s: its parent directory does not exist (only the store's last "
+                             "component is made, on the source's filesystem: is that filesystem mounted?)",
+                             j->store);
 }
 
-int config_check_paths(const Config *c, char **errors) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        unsigned n = 0;
-        FILE *f = open_memstream(&buf, &size);
+static void check_hooks(Checks *k, const Job *j) {
+        const char *hooks[] = { j->pre_snapshot, j->post_snapshot };
 
-        if (!f)
+        for (size_t i = 0; i < ELEMENTSOF(hooks); i++) {
+                _cleanup_free_ char *why = NULL;
+
+                if (!hooks[i])
+                        continue;
+                if (hook_check(hooks[i], &why) < 0)
+                        disk_warning(k, &j->hook_at[i], j, "%s %s: %s", i == 0 ? "pre_snapshot" : "post_snapshot",
+                                     hooks[i], why ? why : "cannot be checked");
+        }
+}
+
+int config_check_paths(const Config *c, char **errors, char **warnings) {
+        _cleanup_free_ char *ebuf = NULL, *wbuf = NULL;
+        size_t esize = 0, wsize = 0;
+        Checks k = {};
+        int r;
+
+        k.errors = open_memstream(&ebuf, &esize);
+        k.warnings = open_memstream(&wbuf, &wsize);
+        if (!k.errors || !k.warnings) {
+                if (k.errors)
+                        fclose(k.errors);
+                if (k.warnings)
+                        fclose(k.warnings);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < c->n_jobs; i++) {
                 const Job *j = c->jobs[i];
-                const char *hooks[] = { j->pre_snapshot, j->post_snapshot };
                 uint64_t src_mnt = 0;
 
-                check_source(f, &n, j, &src_mnt);
-                check_store(f, &n, c, j, src_mnt);
-                for (size_t k = 0; k < ELEMENTSOF(hooks); k++)
-                        if (hooks[k] && access(hooks[k], X_OK) < 0)
-                                report(f, &n, "%s:%u: [%s]: %s %s: %s", j->hook_at[k].file, j->hook_at[k].line, j->name,
-                                       k == 0 ? "pre_snapshot" : "post_snapshot", hooks[k],
-                                       strerror(errno));
+                check_source(&k, j, &src_mnt);
+                check_store(&k, c, j, src_mnt);
+                check_hooks(&k, j);
         }
-        if (fclose(f) != 0)
+        r = fclose(k.errors);
+        if (fclose(k.warnings) != 0 || r != 0)
                 return -ENOMEM;
-        if (n > 0) {
+        if (warnings && k.n_warnings > 0)
+                *warnings = TAKE_PTR(wbuf);
+        if (k.n_errors > 0) {
                 if (errors)
-                        *errors = TAKE_PTR(buf);
+                        *errors = TAKE_PTR(ebuf);
                 return -EINVAL;
         }
         return 0;
 }
 
-int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors) {
+int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors,
+                        char **warnings) {
         Config *c = NULL;
         int r;
 
         r = config_load(main_file, dropin_dir, &c, errors);
         if (r < 0)
                 return r;
-        r = config_check_paths(c, errors);
+        r = config_check_paths(c, errors, warnings);
         if (r < 0) {
                 config_free(c);
                 return r;
@@ -624,12 +667,35 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
                         strerror(-r));
 }
 
+/*
+ * A store on a filesystem that enforces user or group quotas: each
+ * snapshot's copies are charged to their owners, whose quotas it fills.
+ * An error unless the job accepts that (accept_quota_charges).
+ */
+static void check_quota(FILE *f, unsigned *n, const Job *j) {
+        _cleanup_free_ char *existing = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char what[16];
+        uint64_t mnt;
+
+        if (j->accept_quota_charges || path_mount_id_nearest(j->store, &mnt, &existing) < 0)
+                return;
+        fd = open(existing, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0 && store_fs_quota(fd, what) > 0)
+                report(f, n, "%s:%u: [%s]: store %s: its filesystem enforces user or group quotas (%s): a "
+                       "snapshot's copies are charged to their owners and fill their quotas; set "
+                       "accept_quota_charges = yes to accept that", j->store_at.file, j->store_at.line, j->name,
+                       j->store, what);
+}
+
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
         _cleanup_config_free_ Config *c = NULL;
-        _cleanup_free_ char *errors = NULL;
+        _cleanup_free_ char *errors = NULL, *warnings = NULL;
         int r;
 
-        r = config_load_checked(main_file, dropin_dir, &c, &errors);
+        r = config_load_checked(main_file, dropin_dir, &c, &errors, &warnings);
+        /* The state of the disk: said, per job, but no error of the configuration. */
+        fputs(warnings ? warnings : "", stderr);
         if (r >= 0) {
                 /* What only an explicit check does: write to each store's filesystem. */
                 size_t size = 0;
@@ -640,8 +706,10 @@ int config_check_command(const char *prog, const char *main_file, const char *dr
                         fprintf(stderr, "%s: out of memory\n", prog);
                         return 1;
                 }
-                for (size_t i = 0; i < c->n_jobs; i++)
+                for (size_t i = 0; i < c->n_jobs; i++) {
                         check_reflink(f, &n, c->jobs[i]);
+                        check_quota(f, &n, c->jobs[i]);
+                }
                 if (reflink_supported() <= 0)
                         report(f, &n, "%s: this kernel has no reflinkat(2) system call: every snapshot would fail",
                                main_file);
@@ -652,6 +720,7 @@ int config_check_command(const char *prog, const char *main_file, const char *dr
                 fprintf(stderr, "%s: %s: the configuration has errors\n", prog, main_file);
                 return 1;
         }
-        printf("%s: configuration OK, %zu job%s\n", main_file, c->n_jobs, c->n_jobs == 1 ? "" : "s");
+        printf("%s: configuration OK, %zu job%s%s\n", main_file, c->n_jobs, c->n_jobs == 1 ? "" : "s",
+               warnings ? "; the warnings above fail their jobs until fixed" : "");
         return 0;
 }

@@ -37,6 +37,7 @@ typedef struct Job {
         char *pre_snapshot;     /* NULL: none */
         char *post_snapshot;
         usec_t hook_timeout;    /* each hook's; 0: none */
+        bool accept_quota_charges;      /* a store where user or group quotas are enforced is accepted */
         char *file;             /* where the section first appeared */
         unsigned line;
         KeyWhere source_at, store_at, hook_at[2];       /* hook_at: pre_snapshot, post_snapshot */
@@ -63,13 +64,19 @@ static inline void config_freep(Config **c) {
 int config_load(const char *main_file, const char *dropin_dir, Config **ret, char **errors);
 
 /*
- * Checks that need the filesystem: source a directory, store on the same
- * mount, hooks executable.  Same error format.
+ * Checks that need the filesystem.  Errors of the configuration itself
+ * (a path under the unit's private /tmp, a store inside another job's
+ * source): -EINVAL and *errors, in config_load()'s format.  The state of
+ * the disk (a source missing, renamed or replaced, a store or hook not
+ * safely root's, a store whose parent is missing): *warnings (when not
+ * NULL), one per line, "warning: FILE:LINE: [JOB]: what", and no error:
+ * each fails its own job when it runs, never the daemon.
  */
-int config_check_paths(const Config *c, char **errors);
+int config_check_paths(const Config *c, char **errors, char **warnings);
 
 /* config_load() and config_check_paths() together; *ret only on success. */
-int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors);
+int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors,
+                        char **warnings);
 
 /*
  * What "--check-config" prints: every error on stderr, or a one-line OK on

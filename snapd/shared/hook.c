@@ -3,13 +3,17 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "fd-util.h"
 #include "hook.h"
 #include "macro.h"
@@ -105,4 +109,56 @@ int hook_run(const char *path, const char *arg, char *const env[], usec_t timeou
         if (si.si_code == CLD_EXITED)
                 return si.si_status;
         return 128 + si.si_status;
+}
+
+_printf_(3, 4)
+static int hook_refuse(int r, char **ret_why, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_why) {
+                va_start(ap, fmt);
+                if (vasprintf(ret_why, fmt, ap) < 0)
+                        *ret_why = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+int hook_check(const char *path, char **ret_why) {
+        _cleanup_close_ int dir = -EBADF;
+        Chase ch = { .flags = CHASE_SAFE };
+        const char *base;
+        struct stat d, st;
+
+        if (ret_why)
+                *ret_why = NULL;
+        if (path[0] != '/')
+                return hook_refuse(-EINVAL, ret_why, "not an absolute path");
+        dir = chase_parent(AT_FDCWD, path, &ch, &base);
+        if (dir == -ELOOP)
+                return hook_refuse(dir, ret_why, "%.*s is a symbolic link; name the program itself",
+                                   (int) ch.failed_len, path);
+        if (dir == -EPERM)
+                return hook_refuse(dir, ret_why, "%.*s is owned by or writable by a user other than root, who "
+                                   "could put a program of her own in its place", (int) ch.unsafe_len, path);
+        if (dir < 0)
+                return hook_refuse(dir, ret_why, "%s", strerror(-dir));
+        if (fstat(dir, &d) < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return hook_refuse(-errno, ret_why, "%s", strerror(errno));
+        /* Its directory, which chase_dir() does not judge as the last one: the same rule. */
+        if (d.st_uid != 0 || ((d.st_mode & (S_IWGRP | S_IWOTH)) && !((d.st_mode & S_ISVTX) && st.st_uid == 0)))
+                return hook_refuse(-EPERM, ret_why, "its directory is owned by or writable by a user other than "
+                                   "root, who could put a program of her own in its place");
+        if (S_ISLNK(st.st_mode))
+                return hook_refuse(-ELOOP, ret_why, "a symbolic link; name the program itself");
+        if (!S_ISREG(st.st_mode))
+                return hook_refuse(-EINVAL, ret_why, "not a regular file");
+        if (st.st_uid != 0)
+                return hook_refuse(-EPERM, ret_why, "owned by uid %u; a hook must be root's", (unsigned) st.st_uid);
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return hook_refuse(-EPERM, ret_why, "writable by users other than root (mode %04o)",
+                                   (unsigned) (st.st_mode & 07777));
+        if (!(st.st_mode & S_IXUSR))
+                return hook_refuse(-EACCES, ret_why, "not executable (mode %04o)", (unsigned) (st.st_mode & 07777));
+        return 0;
 }

@@ -30,3 +30,14 @@
  */
 int hook_run(const char *path, const char *arg, char *const env[], usec_t timeout,
              const volatile sig_atomic_t *cancel);
+
+/*
+ * May path be run as a hook?  Checked as the store is (store.h): named
+ * without a symbolic link at any component, through directories that no
+ * user other than root can change (root's, not writable by group or
+ * others), and itself a regular file owned by root, not writable by group
+ * or others, executable.  Otherwise a user could put a program of her own
+ * where root runs it.  Returns 0, or -errno with *ret_why (a new string,
+ * when ret_why is not NULL) saying what is wrong.
+ */
+int hook_check(const char *path, char **ret_why);

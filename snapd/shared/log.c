@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
 
+#include "escape.h"
 #include "log.h"
 
 static int max_level = LOG_INFO;
@@ -56,4 +59,108 @@ int log_job(int level, const char *job, const char *fmt, ...) {
         }
         fprintf(stderr, "<%d>%s%s%s\n", level, job ? job : "", job ? ": " : "", msg);
         return 0;
+}
+
+/* The job stream of this process (a worker runs one job), and its unfinished line. */
+typedef struct JobStream {
+        FILE *f;
+        char *job;
+        char *line;
+        size_t len, cap;
+} JobStream;
+
+static JobStream job_stream;
+
+static void job_stream_line(JobStream *js) {
+        _cleanup_free_ char *esc = NULL;
+
+        if (!js->line)
+                return;
+        js->line[js->len] = '\0';
+        esc = cescape(js->line);
+        (void) log_job(LOG_WARNING, js->job, "%s", esc ? esc : "(out of memory)");
+        js->len = 0;
+}
+
+static ssize_t job_stream_write(void *cookie, const char *buf, size_t size) {
+        JobStream *js = cookie;
+
+        for (size_t i = 0; i < size; i++) {
+                if (buf[i] == '\n') {
+                        job_stream_line(js);
+                        continue;
+                }
+                if (js->len + 2 > js->cap) {
+                        size_t cap = js->cap ? js->cap * 2 : 256;
+                        char *p = realloc(js->line, cap);
+
+                        if (!p) {
+                                errno = ENOMEM;
+                                return -1;
+                        }
+                        js->line = p;
+                        js->cap = cap;
+                }
+                js->line[js->len++] = buf[i] ? buf[i] : ' ';
+        }
+        return (ssize_t) size;
+}
+
+static int job_stream_close(void *cookie) {
+        JobStream *js = cookie;
+
+        if (js->len > 0)
+                job_stream_line(js);
+        free(js->line);
+        free(js->job);
+        *js = (JobStream) {};
+        return 0;
+}
+
+FILE *log_job_stream(const char *job) {
+        cookie_io_functions_t io = { .write = job_stream_write, .close = job_stream_close };
+
+        if (job_stream.f)
+                return job_stream.f;
+        job_stream.job = strdup(job);
+        if (!job_stream.job)
+                return NULL;
+        job_stream.f = fopencookie(&job_stream, "w", io);
+        if (!job_stream.f) {
+                job_stream.job = mfree(job_stream.job);
+                return NULL;
+        }
+        /* Each fprintf() a write of its own: a line is never held back. */
+        setvbuf(job_stream.f, NULL, _IOLBF, 0);
+        return job_stream.f;
+}
+
+void log_path(FILE *log, const char *path, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL, *esc = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        esc = cescape(path);
+        if (!esc)
+                return;
+        if (log && log == job_stream.f) {
+                if (LOG_WARNING > max_level)
+                        return;
+                if (to_journal < 0)
+                        to_journal = stderr_is_journal();
+                if (to_journal &&
+                    sd_journal_send("MESSAGE=%s: %s: %s", job_stream.job, esc, msg, "PRIORITY=%i", LOG_WARNING,
+                                    "REFSNAP_JOB=%s", job_stream.job, "REFSNAP_PATH=%s", path,
+                                    "SYSLOG_IDENTIFIER=refsnapd", NULL) >= 0)
+                        return;
+                fprintf(stderr, "<%d>%s: %s: %s\n", LOG_WARNING, job_stream.job, esc, msg);
+                return;
+        }
+        if (log)
+                fprintf(log, "%s: %s\n", esc, msg);
 }

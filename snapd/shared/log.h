@@ -20,3 +20,20 @@ int log_job(int level, const char *job, const char *fmt, ...);
 #define log_notice(...)  log_job(LOG_NOTICE, NULL, __VA_ARGS__)
 #define log_info(...)    log_job(LOG_INFO, NULL, __VA_ARGS__)
 #define log_debug(...)   log_job(LOG_DEBUG, NULL, __VA_ARGS__)
+
+#include <stdio.h>
+
+/*
+ * A stream for what a job's run describes line by line (snapshot_take()'s
+ * log): each line goes to log_job() at LOG_WARNING, escaped (cescape()),
+ * so that no name in it can split it into a forged entry.  NULL on ENOMEM.
+ */
+FILE *log_job_stream(const char *job);
+
+/*
+ * "PATH: MESSAGE" on log, the path escaped (cescape()).  On a stream of
+ * log_job_stream(), in the journal, one entry with the path, unescaped, in
+ * a field of its own, REFSNAP_PATH=.
+ */
+_printf_(3, 4)
+void log_path(FILE *log, const char *path, const char *fmt, ...);

@@ -14,6 +14,8 @@
 #include "dirent-util.h"
 #include "exclude.h"
 #include "fd-util.h"
+#include "escape.h"
+#include "log.h"
 #include "macro.h"
 #include "mirror.h"
 #include "reflink.h"
@@ -144,7 +146,7 @@ static const char *link_find(const Links *l, FileId id) {
 }
 
 static int fail(State *s, int r, const char *what) {
-        fprintf(s->w->log, "%s: %s: %s\n", s->len ? s->path : ".", what, strerror(-r));
+        log_path(s->w->log, s->len ? s->path : ".", "%s: %s", what, strerror(-r));
         return r;
 }
 
@@ -288,18 +290,12 @@ static void skip_file(State *s, int r) {
         const char *path = s->len ? s->path : ".";
 
         s->stats.skipped++;
-        fprintf(s->w->log, "%s: skipped, the kernel would not reflink it: %s\n", path, strerror(-r));
+        log_path(s->w->log, path, "skipped, the kernel would not reflink it: %s", strerror(-r));
         if (!s->w->skipped)
                 return;
         flockfile(s->w->skipped);
         fprintf(s->w->skipped, "%s ", strerrorname_np(-r) ?: "?");
-        for (const char *c = path; *c; c++)
-                if (*c == '\\')
-                        fputs("\\\\", s->w->skipped);
-                else if (*c == '\n')
-                        fputs("\\n", s->w->skipped);
-                else
-                        putc_unlocked(*c, s->w->skipped);
+        fputs_cescaped(path, s->w->skipped);    /* one line, nothing a terminal acts on */
         putc_unlocked('\n', s->w->skipped);
         funlockfile(s->w->skipped);
 }

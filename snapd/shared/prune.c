@@ -10,6 +10,23 @@
 #include "strv.h"
 
 /*
+ * The newest snapshot that is whole (its facts say no file was skipped;
+ * one without facts counts as whole) is always kept, whatever the rules
+ * and whatever the newest is: a partial snapshot never stands in for it.
+ */
+static void keep_newest_whole(int store, char **names, size_t n, unsigned *reasons) {
+        for (size_t i = n; i > 0; i--) {
+                SnapshotFacts f = {};
+
+                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.skipped > 0)
+                        continue;
+                if (!(reasons[i - 1] & KEEP_NEWEST))
+                        reasons[i - 1] |= KEEP_WHOLE;
+                return;
+        }
+}
+
+/*
  * Retire (rename to a hidden name) every snapshot that goes, sync, then
  * remove the retired trees: a kill or a power cut at any point leaves
  * each snapshot listed whole or not listed at all, and what was retired
@@ -50,6 +67,7 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                 guard[i] = store_read_facts(store, names[i], &f) >= 0 && f.guard;
         }
         retention_apply_guards(&job->retention, times, guard, n, now, reasons);
+        keep_newest_whole(store, names, n, reasons);
         for (size_t i = 0; i < n; i++) {
                 char why[128];
 

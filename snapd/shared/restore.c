@@ -10,7 +10,9 @@
 #include "chase.h"
 #include "copy-meta.h"
 #include "dirent-util.h"
+#include "escape.h"
 #include "exclude.h"
+#include "log.h"
 #include "macro.h"
 #include "mirror.h"
 #include "mountpoint-util.h"
@@ -23,7 +25,7 @@
 #include "tree-diff.h"
 
 static int fail(Restore *o, const char *path, int r, const char *what) {
-        fprintf(o->log, "%s: %s: %s\n", *path ? path : ".", what, strerror(-r));
+        log_path(o->log, *path ? path : ".", "%s: %s", what, strerror(-r));
         o->stats.failed++;
         if (o->error == 0)
                 o->error = r;
@@ -32,7 +34,7 @@ static int fail(Restore *o, const char *path, int r, const char *what) {
 
 /* An entry refused for safety, and why: said on log, and the restore goes on. */
 static int refuse(Restore *o, const char *path, const char *why) {
-        fprintf(o->log, "%s: not restored: %s\n", *path ? path : ".", why);
+        log_path(o->log, *path ? path : ".", "not restored: %s", why);
         o->stats.failed++;
         if (o->error == 0)
                 o->error = -EPERM;
@@ -553,7 +555,9 @@ static int dry_dir(const char *path, int live_parent, const struct stat *ls, con
                       "staging directory can be made safely";
         if (!why)
                 return 0;
-        fprintf(o->out, "! %s/: %s\n", path, why);
+        fputs("! ", o->out);
+        fputs_cescaped(path, o->out);
+        fprintf(o->out, "/: %s\n", why);
         o->stats.failed++;
         if (o->error == 0)
                 o->error = -EPERM;
@@ -568,13 +572,15 @@ static int print_change(DiffKind kind, const char *path, const struct stat *a, c
         if (kind == DIFF_REMOVED && !o->delete)
                 return 0;
         if (kind == DIFF_REMOVED && delete_keeps(o, path, S_ISDIR(a->st_mode))) {
-                fprintf(o->out, "= %s%s (excluded or skipped: --delete leaves it)\n", path,
-                        S_ISDIR(a->st_mode) ? "/" : "");
+                fputs("= ", o->out);
+                fputs_cescaped(path, o->out);   /* any name, one line, no terminal control */
+                fprintf(o->out, "%s (excluded or skipped: --delete leaves it)\n", S_ISDIR(a->st_mode) ? "/" : "");
                 o->stats.kept++;
                 return 0;
         }
-        fprintf(o->out, "%c %s%s\n", diff_mark(kind), path,
-                (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
+        fprintf(o->out, "%c ", diff_mark(kind));
+        fputs_cescaped(path, o->out);
+        fprintf(o->out, "%s\n", (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
         if (kind == DIFF_REMOVED)
                 o->stats.deleted++;
         else
@@ -611,7 +617,7 @@ int restore_find(int snap_root, const char *path, char **ret_dir, const char **r
         if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ||
             (fd >= 0 && fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)) {
                 safe_close(fd);
-                fprintf(log, "%s: not in the snapshot\n", path);
+                log_path(log, path, "not in the snapshot");
                 return -ENOENT;
         }
         if (fd >= 0 && ret_dir)

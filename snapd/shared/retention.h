@@ -32,6 +32,7 @@ enum {
         KEEP_YEARLY  = 1 << 6,
         KEEP_ALL     = 1 << 7,  /* every bucket count is zero */
         KEEP_GUARD   = 1 << 8,  /* a guard younger than keep_guard */
+        KEEP_WHOLE   = 1 << 9,  /* the newest whole snapshot (not partial): snapshot_prune() */
 };
 
 /*

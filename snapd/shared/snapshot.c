@@ -37,9 +37,25 @@ typedef struct Take {
 } Take;
 
 static int take_open(Take *t) {
+        _cleanup_free_ char *where = NULL;
         uint64_t src_mnt, store_mnt;
+        char quota[16];
         int r;
 
+        /*
+         * A filesystem fstab lists above the source or the store, not
+         * mounted: what is there is the directory below the mount point.
+         */
+        for (int i = 0; i < 2; i++) {
+                const char *path = i == 0 ? t->job->source : t->job->store;
+
+                r = fstab_unmounted_above("/etc/fstab", path, &where);
+                if (r > 0) {
+                        fprintf(t->log, "%s %s: the filesystem of %s (/etc/fstab) is not mounted\n",
+                                i == 0 ? "source" : "store", path, where);
+                        return -ENOENT;
+                }
+        }
         /* No symbolic link at any component: the source is named canonically. */
         t->src = chase_dir(AT_FDCWD, t->job->source, NULL);
         if (t->src < 0) {
@@ -49,20 +65,32 @@ static int take_open(Take *t) {
                         strerror(-r));
                 return r;
         }
-        t->store = store_open(t->job->store, true);
+        r = fd_mount_id(t->src, &src_mnt);
+        if (r < 0)
+                return r;
+        /* Only the store's last component is ever made, and only on the source's mount. */
+        t->store = store_open_on(t->job->store, src_mnt);
         if (t->store < 0) {
-                fprintf(t->log, "store %s: %s\n", t->job->store, strerror(-t->store));
+                fprintf(t->log, "store %s: %s\n", t->job->store,
+                        t->store == -ENOENT ? "its parent directory does not exist (is the job's filesystem "
+                        "mounted?); only the store's last component is made" :
+                        t->store == -EXDEV ? "it would be made on another mount than the source's "
+                        "(is the job's filesystem mounted?)" : strerror(-t->store));
                 return t->store;
         }
-        r = fd_mount_id(t->src, &src_mnt);
-        if (r >= 0)
-                r = fd_mount_id(t->store, &store_mnt);
+        r = fd_mount_id(t->store, &store_mnt);
         if (r < 0)
                 return r;
         if (src_mnt != store_mnt) {
                 fprintf(t->log, "store %s is not on the mount of source %s\n", t->job->store,
                         t->job->source);
                 return -EXDEV;
+        }
+        if (!t->job->accept_quota_charges && store_fs_quota(t->store, quota) > 0) {
+                fprintf(t->log, "store %s: its filesystem enforces user or group quotas (%s): a snapshot's "
+                        "copies would be charged to their owners; set accept_quota_charges = yes to accept "
+                        "that\n", t->job->store, quota);
+                return -EPERM;
         }
         return fstat(t->store, &t->store_st) < 0 ? -errno : 0;
 }

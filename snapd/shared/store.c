@@ -13,17 +13,52 @@
 #include "dirent-util.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "mountpoint-util.h"
 #include "rm-rf.h"
 #include "store.h"
 #include "strv.h"
 
-int store_open(const char *path, bool create) {
+/*
+ * Make the store's last component, and nothing above it: a missing parent
+ * is the job's filesystem not mounted (or a typo), and a store made there
+ * would land on the filesystem below the mount point.  With mnt, only on
+ * that mount (the source's).
+ */
+static int store_make(const char *path, const uint64_t *mnt) {
+        _cleanup_close_ int parent = -EBADF;
+        const char *base;
+        uint64_t id;
+        int r;
+
+        parent = chase_parent(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE }, &base);
+        if (parent < 0)
+                return parent;
+        if (mnt) {
+                r = fd_mount_id(parent, &id);
+                if (r < 0)
+                        return r;
+                if (id != *mnt)
+                        return -EXDEV;
+        }
+        if (mkdirat(parent, base, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        int r;
 
         if (path[0] != '/')
                 return -EINVAL;
-        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | (create ? CHASE_MKDIR : 0) });
+        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+        if (fd == -ENOENT && create) {
+                r = store_make(path, mnt);
+                if (r < 0)
+                        return r;
+                fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+        }
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)
@@ -37,6 +72,14 @@ int store_open(const char *path, bool create) {
         } else if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return -EPERM;          /* others could plant names in it */
         return TAKE_FD(fd);
+}
+
+int store_open(const char *path, bool create) {
+        return store_open_full(path, create, NULL);
+}
+
+int store_open_on(const char *path, uint64_t mnt) {
+        return store_open_full(path, true, &mnt);
 }
 
 static bool is_snapshot_dir(int store, const char *name) {
@@ -432,4 +475,48 @@ int store_remove_retired(int store, FILE *log) {
         }
         strv_free(names);
         return r;
+}
+
+int store_fs_quota(int fd, char what[static 16]) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        uint64_t id;
+        int r;
+
+        r = fd_mount_id(fd, &id);
+        if (r < 0)
+                return r;
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                static const char *const enforcing[] = { "usrquota", "grpquota", "quota", "usrjquota", "grpjquota" };
+                char *sep, *opts, *save = NULL;
+                unsigned long long mid;
+
+                if (sscanf(line, "%llu ", &mid) != 1 || mid != id)
+                        continue;
+                /* "... - FSTYPE SOURCE SUPER-OPTIONS" */
+                sep = strstr(line, " - ");
+                if (!sep)
+                        return -EINVAL;
+                opts = strrchr(sep, ' ');
+                if (!opts)
+                        return -EINVAL;
+                opts[strcspn(opts, "\n")] = '\0';
+                for (char *o = strtok_r(opts + 1, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+                        char *eq = strchr(o, '=');
+
+                        if (eq)
+                                *eq = '\0';
+                        for (size_t i = 0; i < ELEMENTSOF(enforcing); i++)
+                                if (strcmp(o, enforcing[i]) == 0) {
+                                        snprintf(what, 16, "%s", o);
+                                        return 1;
+                                }
+                }
+                return 0;
+        }
+        return -ENOENT;
 }

@@ -18,7 +18,7 @@
  *   STORE/.removing-NAME/            a snapshot being removed (pruned)
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
- *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH" 
+ *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
@@ -42,12 +42,15 @@ typedef struct SnapshotFacts {
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
- * making missing directories (mode 0700) unless !create.  Refuses
+ * making its last component (mode 0700) when missing unless !create, and
+ * never a missing parent (-ENOENT: the job's filesystem not mounted?).  Refuses
  * (-EPERM) a store not owned by root, or one whose path goes through a
  * directory a user other than root could change (CHASE_SAFE): such a
  * user could swap the store for a directory of her own.
  */
 int store_open(const char *path, bool create);
+/* store_open(path, true), making the store only on mount mnt (else -EXDEV). */
+int store_open_on(const char *path, uint64_t mnt);
 
 /* The snapshots, oldest first (names only, valid and directories). */
 int store_list(int store, char ***ret, size_t *n);
@@ -118,3 +121,11 @@ int store_sync(int store);
  */
 int store_remove_retired(int store, FILE *log);
 
+
+/*
+ * Does the filesystem of fd enforce user or group quotas (its mount's
+ * options in /proc/self/mountinfo: usrquota, grpquota, quota, as XFS and
+ * ext4 say them)?  Then a snapshot's copies are charged to their owners.
+ * 1 (and the option into what, of size at least 16), 0, or -errno.
+ */
+int store_fs_quota(int fd, char what[static 16]);

@@ -84,7 +84,8 @@ int main(void) {
                  "exclude = /cache/\n"
                  "pre_snapshot = /usr/local/sbin/flush-db\n"
                  "post_snapshot =\n"
-                 "hook_timeout = 90s\n", &c);
+                 "hook_timeout = 90s\n"
+                 "accept_quota_charges = yes\n", &c);
         CHECK(e == NULL);
         free(e);
         CHECK(c && c->n_jobs == 1);
@@ -109,6 +110,7 @@ int main(void) {
                 CHECK(j->exclude[2] == NULL);
                 CHECK_STREQ(j->pre_snapshot, "/usr/local/sbin/flush-db");
                 CHECK(j->post_snapshot == NULL);
+                CHECK(j->accept_quota_charges);
                 CHECK(j->hook_timeout == 90 * USEC_PER_SEC);
                 CHECK(j->line == 6);
                 CHECK(config_find_job(c, "nope") == NULL);
@@ -162,6 +164,7 @@ int main(void) {
         expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
         expect_error(JOB "keep_guard = soon\n", "main.conf:5: keep_guard: 'soon' is not a time span");
         expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");
+        expect_error(JOB "accept_quota_charges = maybe\n", "main.conf:5: accept_quota_charges: 'maybe' is not a boolean");
         expect_error("[j]\nsource = relative/path\n", "main.conf:2: source: 'relative/path' is not an absolute");
         expect_error("[j]\nstore = /a/../b\n", "main.conf:2: store: '/a/../b' is not an absolute, normalized");
         expect_error("[j]\nstore = /a//b\n", "store: '/a//b' is not");
@@ -247,14 +250,16 @@ int main(void) {
          */
         if (geteuid() == 0) {
                 _cleanup_free_ char *conf = NULL, *path = NULL, *cmd = NULL;
-                char *errors = NULL;
+                char *errors = NULL, *warnings = NULL;
                 char t[] = "/run/refsnap-test-config.XXXXXX";
 
                 if (!mkdtemp(t) || chmod(t, 0755) < 0)
                         abort();
                 if (asprintf(&cmd, "cd '%s' && mkdir -p src real/src u/src w/src o/src && ln -s real link && "
                              "mkdir -p u/store && chown 65534 u/store && chown 65534 w && mkdir -p o/store && "
-                             "chmod 0777 o", t) < 0 || system(cmd) != 0)
+                             "chmod 0777 o && mkdir -p store && printf '#!/bin/sh\\n' > hook-open && chmod 0777 hook-open && "
+                             "cp hook-open hook-user && chmod 0755 hook-user && chown 65534 hook-user", t) < 0 ||
+                    system(cmd) != 0)
                         abort();
                 if (asprintf(&conf, "[a]\nsource = %s/src\nstore = %s/store/a\ninterval = 1h\n"
                              "[b]\nsource = %s/missing\nstore = %s/store/b\ninterval = 1h\n"
@@ -266,31 +271,60 @@ int main(void) {
                              "[g]\nsource = %s/u/src\nstore = %s/u/store\ninterval = 1h\n"
                              "[h]\nsource = %s/w/src\nstore = %s/w/store\ninterval = 1h\n"
                              "[i]\nsource = %s/o/src\nstore = %s/o/store\ninterval = 1h\n"
-                             "[j]\nsource = %s/o/src\nstore = %s/link/store\ninterval = 1h\n",
-                             t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t) < 0)
+                             "[j]\nsource = %s/o/src\nstore = %s/link/store\ninterval = 1h\n"
+                             "[k]\nsource = %s/src\nstore = %s/nowhere/k\ninterval = 1h\n"
+                             "[l]\nsource = %s/src\nstore = %s/store/l\ninterval = 1h\npre_snapshot = %s/hook-open\n"
+                             "[m]\nsource = %s/src\nstore = %s/store/m\ninterval = 1h\npost_snapshot = %s/hook-user\n",
+                             t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t, t) < 0)
                         abort();
                 path = write_file("paths.conf", conf);
                 CHECK(config_load(path, NULL, &c, &errors) == 0);
-                CHECK(config_check_paths(c, &errors) == -EINVAL);
-                fprintf(stderr, "%s", errors ? errors : "");
+                CHECK(config_check_paths(c, &errors, &warnings) == -EINVAL);
+                fprintf(stderr, "%s%s", errors ? errors : "", warnings ? warnings : "");
                 CHECK(errors && !strstr(errors, "[a]"));
-                /* Each names the line of the key at fault, not of its section. */
-                CHECK(errors && strstr(errors, "paths.conf:6: [b]: source") &&
-                      strstr(errors, "No such file or directory"));
-                CHECK(errors && strstr(errors, "paths.conf:11: [c]: store /proc/x is not on the mount of source"));
-                CHECK(errors && strstr(errors, "[d]: source") && strstr(errors, "is not canonical") &&
-                      strstr(errors, "its canonical path is ") && strstr(errors, "/real/src"));
-                CHECK(errors && strstr(errors, "paths.conf:17: [d]: pre_snapshot /nonexistent/hook: No such file"));
+                CHECK(warnings && !strstr(warnings, "[a]"));
+                /* The state of the disk: a warning each, naming the line of the key at fault. */
+                CHECK(warnings && strstr(warnings, "warning: ") &&
+                      strstr(warnings, "paths.conf:6: [b]: source") &&
+                      strstr(warnings, "No such file or directory"));
+                CHECK(warnings && strstr(warnings, "paths.conf:11: [c]: store /proc/x is not on the mount of source"));
+                CHECK(warnings && strstr(warnings, "[d]: source") && strstr(warnings, "is not canonical") &&
+                      strstr(warnings, "its canonical path is ") && strstr(warnings, "/real/src"));
+                CHECK(warnings && strstr(warnings, "paths.conf:17: [d]: pre_snapshot /nonexistent/hook: No such file"));
+                CHECK(warnings && strstr(warnings, "[g]: store") && strstr(warnings, "/u/store is owned by uid 65534"));
+                CHECK(warnings && strstr(warnings, "[h]: store") &&
+                      strstr(warnings, "/w is owned by or writable by a user other than root"));
+                CHECK(warnings && strstr(warnings, "[i]: store") &&
+                      strstr(warnings, "/o is owned by or writable by a user other than root"));
+                CHECK(warnings && strstr(warnings, "[j]: store") && strstr(warnings, "/link is a symbolic link"));
+                CHECK(warnings && strstr(warnings, "[a]") == NULL && strstr(warnings, "[k]: store") &&
+                      strstr(warnings, "its parent directory does not exist"));
+                CHECK(warnings && strstr(warnings, "[l]: pre_snapshot") &&
+                      strstr(warnings, "writable by users other than root (mode 0777)"));
+                CHECK(warnings && strstr(warnings, "[m]: post_snapshot") &&
+                      strstr(warnings, "owned by uid 65534; a hook must be root's"));
+                /* The configuration's own: errors. */
                 CHECK(errors && strstr(errors, "[e]: source /tmp is under /tmp, which refsnapd.service"));
                 CHECK(errors && strstr(errors, "[e]: store /var/tmp/x is under /var/tmp"));
                 CHECK(errors && strstr(errors, "[f]: store") &&
                       strstr(errors, "lies inside the source of job a"));
-                CHECK(errors && strstr(errors, "[g]: store") && strstr(errors, "/u/store is owned by uid 65534"));
-                CHECK(errors && strstr(errors, "[h]: store") &&
-                      strstr(errors, "/w is owned by or writable by a user other than root"));
-                CHECK(errors && strstr(errors, "[i]: store") &&
-                      strstr(errors, "/o is owned by or writable by a user other than root"));
-                CHECK(errors && strstr(errors, "[j]: store") && strstr(errors, "/link is a symbolic link"));
+                CHECK(errors && !strstr(errors, "[b]") && !strstr(errors, "[g]") && !strstr(errors, "warning"));
+                errors = mfree(errors);
+                warnings = mfree(warnings);
+                c = config_free(c);
+                /* Only the state of the disk: no error, the daemon starts; each job fails on its own. */
+                free(conf);
+                if (asprintf(&conf, "[a]\nsource = %s/src\nstore = %s/store/a\ninterval = 1h\n"
+                             "[b]\nsource = %s/missing\nstore = %s/store/b\ninterval = 1h\n", t, t, t, t) < 0)
+                        abort();
+                unlink(path);
+                free(path);
+                path = write_file("paths.conf", conf);
+                CHECK(config_load(path, NULL, &c, &errors) == 0);
+                CHECK(config_check_paths(c, &errors, &warnings) == 0);
+                CHECK(!errors);
+                CHECK(warnings && strstr(warnings, "[b]: source") && !strstr(warnings, "[a]"));
+                warnings = mfree(warnings);
                 free(errors);
                 c = config_free(c);
                 free(cmd);

@@ -87,7 +87,7 @@ int main(void) {
                 return 2;
         snprintf(src, sizeof(src), "%s/src", base);
         snprintf(store, sizeof(store), "%s/.refsnap/job", base);
-        sh("mkdir -p '%s/src/a/b' && echo one > '%s/src/a/f1' && echo two > '%s/src/a/b/f2' && "
+        sh("mkdir -p '%s/src/a/b' '%s/.refsnap' && echo one > '%s/src/a/f1' && echo two > '%s/src/a/b/f2' && "
            "echo three > '%s/src/f3'", base);
         job = (Job) { .name = "job", .source = src, .store = store };
 
@@ -175,7 +175,7 @@ int main(void) {
          * skipped and named; the snapshot is published, partial.  An
          * error of the filesystem (EIO) still fails it whole.
          */
-        sh("mkdir -p '%s/src/a/b' && echo s > '%s/src/swapfile' && echo r > '%s/src/a/realtime\nname' && "
+        sh("mkdir -p '%s/src/a/b' '%s/.refsnap' && echo s > '%s/src/swapfile' && echo r > '%s/src/a/realtime\nname' && "
            "echo x > '%s/src/a/b/x'", base);
         {
                 MirrorOps ops = { .clone = refusing_clone };
@@ -344,6 +344,39 @@ int main(void) {
         }
 
         /*
+         * The newest whole snapshot is always kept: a partial one (its
+         * facts say files were skipped), however new, does not count as it.
+         */
+        {
+                char store2[PATH_MAX + 16];
+                Job job2 = { .name = "job2", .source = src, .store = store2,
+                             .retention = { .hourly = 1 } };
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o;
+
+                snprintf(store2, sizeof(store2), "%s/.refsnap/job2", base);
+                sh("mkdir -p '%s/.refsnap/job2/.facts' && cd '%s/.refsnap/job2' && chmod 0700 . && "
+                   "mkdir 2026-12-02T07:00:00Z 2026-12-03T08:10:00Z 2026-12-03T08:20:00Z 2026-12-03T08:30:00Z && "
+                   "printf 'files=1\\nskipped=1\\n' > .facts/2026-12-03T08:10:00Z && "
+                   "printf 'files=1\\nskipped=0\\n' > .facts/2026-12-03T08:20:00Z && "
+                   "printf 'files=1\\nskipped=2\\n' > .facts/2026-12-03T08:30:00Z", base);
+                snapshot_name_time("2026-12-03T09:00:00Z", &t);
+                /* hourly=1 keeps 08:10, the oldest of hour 8, and 08:30, the newest: both partial. */
+                o = open_memstream(&out, &size);
+                r = snapshot_prune(&job2, t, false, o);
+                fclose(o);
+                CHECK(r == 1);
+                CHECK(out && strstr(out, "keep   2026-12-03T08:20:00Z  (newest-whole)") &&
+                      strstr(out, "keep   2026-12-03T08:30:00Z  (newest)") &&
+                      strstr(out, "keep   2026-12-03T08:10:00Z  (hourly)") &&
+                      strstr(out, "remove 2026-12-02T07:00:00Z"));
+                free(out);
+                CHECK(exists(store2, "2026-12-03T08:20:00Z"));
+                CHECK(!exists(store2, "2026-12-02T07:00:00Z"));
+        }
+
+        /*
          * The store is root's, reached through root's directories: not
          * one owned by a user, nor one under a directory a user may
          * change, nor one through a symbolic link.
@@ -364,6 +397,11 @@ int main(void) {
                 sh("chmod 0755 '%s/.refsnap' && chown 65534 '%s/.refsnap'", base);
                 CHECK(store_open(path, false) == -EPERM);
                 sh("chown 0 '%s/.refsnap' && ln -s .refsnap '%s/link'", base);
+                /* Only the last component is made: a missing parent is a filesystem not mounted. */
+                snprintf(path, sizeof(path), "%s/.refsnap/unmounted/job", base);
+                CHECK(store_open(path, true) == -ENOENT);
+                CHECK(!exists(base, ".refsnap/unmounted"));
+                snprintf(path, sizeof(path), "%s/.refsnap/job", base);
                 snprintf(path, sizeof(path), "%s/link/job", base);
                 CHECK(store_open(path, false) == -ELOOP);
         } else

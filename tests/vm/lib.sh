@@ -181,6 +181,8 @@ mkdir -p "$conf"
 job_conf() {	# job_conf NAME SOURCE STORE [KEY=VALUE...]
 	local name=$1 src=$2 store=$3
 	shift 3
+	# Only the store's last component is ever made (refsnapd.conf(5)).
+	mkdir -p "$(dirname "$store")"
 	{ echo "[$name]"; echo "source = $src"; echo "store = $store"; echo "interval = 1h"
 	  for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}"; done; } > "$conf/50-$name.conf"
 }
