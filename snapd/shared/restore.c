@@ -38,9 +38,12 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
 
         if (fstatat(sdir, name, &ss, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : fail(o, path, -errno, "cannot stat the staged copy");
-        live = fstatat(ldir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
-        if (!live && errno != ENOENT)
-                return fail(o, path, -errno, "cannot stat");
+        r = fstatat_no_xdev(ldir, name, &ls);   /* a mount on name: -EXDEV, never entered */
+        if (r == -EXDEV)
+                return fail(o, path, r, "another filesystem is mounted here; not restoring over it");
+        live = r >= 0;
+        if (!live && r != -ENOENT)
+                return fail(o, path, r, "cannot stat");
         if (live && S_ISDIR(ls.st_mode)) {
                 r = mount_id_at(ldir, name, &live_mnt);
                 if (r < 0)
@@ -106,9 +109,8 @@ static int merge_contents(Restore *o, int sfd, int lfd, uint64_t mnt, const char
                 struct stat st;
 
                 if (names_contain(names, n, live[i]) ||
-                    statx(lfd, live[i], AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                          STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
-                        continue;
+                    statx_no_xdev(lfd, live[i], STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
+                        continue;       /* gone; a mount (-EXDEV), never entered */
                 stat_from_statx(&st, &x);
                 if (file_id_is(&st, o->skip) || x.stx_mnt_id != mnt)
                         continue;       /* the store; a mount (a directory or a file) */
