@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
+#include "stat-util.h"
 
 int mount_id_at(int dir_fd, const char *name, uint64_t *ret) {
         struct statx x;
@@ -95,4 +99,41 @@ int fstab_unmounted_above(const char *fstab, const char *path, char **ret_where)
         }
         endmntent(f);
         return r;
+}
+
+int open_no_xdev(int dir_fd, const char *name, int flags) {
+        struct open_how how = {
+                .flags = flags | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+        };
+        int fd;
+
+        if (!*name || strchr(name, '/'))
+                return -EINVAL;
+        do
+                fd = (int) syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+        while (fd < 0 && errno == EAGAIN);      /* a concurrent rename: try again */
+        return fd < 0 ? -errno : fd;
+}
+
+int statx_no_xdev(int dir_fd, const char *name, unsigned mask, struct statx *ret) {
+        int fd = open_no_xdev(dir_fd, name, O_PATH), r = 0;
+
+        if (fd < 0)
+                return fd;
+        /* The entry itself, as the O_PATH descriptor holds it. */
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, ret) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret) {
+        struct statx x;
+        int r = statx_no_xdev(dir_fd, name, STATX_BASIC_STATS, &x);
+
+        if (r < 0)
+                return r;
+        stat_from_statx(ret, &x);
+        return 0;
 }

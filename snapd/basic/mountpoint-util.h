@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 /*
  * The one mount test of refsnap: an entry is on another mount when its
@@ -10,6 +11,16 @@
  * of the same filesystem shares st_dev with what it hides).  Opening
  * through chase_dir() with CHASE_NO_XDEV asks the kernel the same
  * question.
+ *
+ * An entry of a tree (the walk, diff, restore, removal) is looked at with
+ * the *_no_xdev() calls below, never with stat(2) by name: stat(2) of a
+ * mount point goes on to the root of what is mounted there and asks that
+ * filesystem (FUSE: a request to its server, which refuses root without
+ * allow_other and may never answer; a network filesystem: its server).
+ * openat2(2) with RESOLVE_NO_XDEV stops at the mount point with -EXDEV
+ * and asks the mounted filesystem nothing (fs/namei.c: handle_mounts()
+ * fails once traverse_mounts() has stepped onto the mounted root, which
+ * only reads the mount table; an automount point is not triggered).
  */
 
 /* The mount ID of dir_fd/name (name "" : dir_fd itself), not following a symbolic link. */
@@ -34,3 +45,22 @@ int path_mount_id_nearest(const char *path, uint64_t *ret, char **ret_found);
  * root, swap and entries that are not absolute paths are left out.
  */
 int fstab_unmounted_above(const char *fstab, const char *path, char **ret_where);
+
+/*
+ * Open dir_fd/name, one component, with flags (O_NOFOLLOW and O_CLOEXEC
+ * added; O_PATH to look without opening): never following a symbolic
+ * link (with O_PATH, the link itself), never crossing into a mount.
+ * Returns the descriptor, or -errno: -EXDEV when something is mounted on
+ * name (or it is an automount point); the mounted filesystem is never
+ * asked anything.
+ */
+int open_no_xdev(int dir_fd, const char *name, int flags);
+
+/*
+ * statx(2) of dir_fd/name, not following a symbolic link, or -EXDEV (a
+ * mount point, not entered) or another -errno.
+ */
+int statx_no_xdev(int dir_fd, const char *name, unsigned mask, struct statx *ret);
+
+/* The same as fstatat(2) with AT_SYMLINK_NOFOLLOW: 0, -EXDEV or -errno. */
+int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret);

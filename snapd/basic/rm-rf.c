@@ -36,9 +36,10 @@ int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic
         }
         if (dot_or_dot_dot(name))
                 return -EINVAL;
-        if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_INO | STATX_MNT_ID, &x) < 0)
-                return errno == ENOENT ? 0 : -errno;
+        /* Looked at without entering a mount on name (-EXDEV): not ours. */
+        r = statx_no_xdev(dir_fd, name, STATX_TYPE | STATX_INO | STATX_MNT_ID, &x);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
         stat_from_statx(&top, &x);
         if (!S_ISDIR(top.st_mode))
                 return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
@@ -69,10 +70,10 @@ int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic
                         r = -ECANCELED;
                         break;
                 }
-                if (statx(fd, de->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                          STATX_TYPE | STATX_MNT_ID, &cx) < 0)
+                k = statx_no_xdev(fd, de->d_name, STATX_TYPE | STATX_MNT_ID, &cx);
+                if (k < 0 && k != -EXDEV)
                         continue;
-                if (cx.stx_mnt_id != mnt)
+                if (k == -EXDEV || cx.stx_mnt_id != mnt)
                         k = -EXDEV;     /* a mount inside (a directory or a file): not ours */
                 else if (S_ISDIR(cx.stx_mode))
                         k = rm_rf_at_cancellable(fd, de->d_name, cancel);

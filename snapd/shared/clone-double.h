@@ -10,5 +10,5 @@
  * owner, mode, ACL, xattrs, times.  Counts its calls in clone_double_calls.
  */
 extern int clone_double_calls;
-int clone_double(int src_dir, const char *name, int dst_dir, void *userdata);
+int clone_double(int src, int dst_dir, const char *name, void *userdata);
 extern const MirrorOps clone_double_ops;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chase.h"
@@ -18,12 +19,13 @@
 #include "log.h"
 #include "macro.h"
 #include "mirror.h"
+#include "mountpoint-util.h"
 #include "reflink.h"
 #include "stat-util.h"
 #include "strv.h"
 
-static int reflink_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
-        return reflinkat(src_dir, name, dst_dir, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0;
+static int reflink_clone(int src, int dst_dir, const char *name, void *userdata) {
+        return reflinkat(src, "", dst_dir, name, REFLINK_ATTR_ALL, AT_EMPTY_PATH) < 0 ? -errno : 0;
 }
 
 const MirrorOps mirror_reflink_ops = { .clone = reflink_clone };
@@ -34,22 +36,38 @@ unsigned mirror_workers(void) {
         return n < 1 ? 1 : n > MIRROR_WORKERS_MAX ? MIRROR_WORKERS_MAX : (unsigned) n;
 }
 
+typedef enum LinkState {
+        LINK_MAKING,            /* a worker is making it (the lock is not held meanwhile) */
+        LINK_MADE,              /* at path */
+        LINK_NONE,              /* its maker left it out (vanished, skipped, put off): the next link makes it */
+} LinkState;
+
 /* Files with more than one link, by identity: where the first went. */
 typedef struct Link {
         FileId id;
-        char *path;             /* relative to the snapshot root */
+        char *path;             /* relative to the snapshot root; NULL: a free slot */
+        LinkState state;
 } Link;
 
 /*
- * Shared by the workers of one walk: the hard link table (under lock) and
- * the flag that stops the others when one fails.
+ * Shared by the workers of one walk: the hard link table (under lock,
+ * never held across a clone: a link whose file is being made waits on
+ * made) and the flag that stops the others when one fails.
  */
 typedef struct Links {
         pthread_mutex_t lock;
+        pthread_cond_t made;
         Link *slots;            /* open addressing, cap a power of 2 */
         size_t n, cap;
         atomic_bool stop;
 } Links;
+
+/* What the open of a file under another process's lease does. */
+typedef enum LeaseMode {
+        LEASE_PUT_OFF,          /* the walk: begin the break, put the file off (State.leased) */
+        LEASE_WAIT,             /* the files put off: wait for the break */
+        LEASE_SKIP,             /* past the time given to leases: skip the file */
+} LeaseMode;
 
 typedef struct State {
         Mirror *w;
@@ -59,6 +77,9 @@ typedef struct State {
         int dst_root;
         char *path;             /* relative path of the entry at hand */
         size_t len, cap;
+        char **leased;          /* files put off because another process holds a lease on them */
+        size_t n_leased;
+        LeaseMode lease_mode;
 } State;
 
 static void links_done(Links *l) {
@@ -66,6 +87,7 @@ static void links_done(Links *l) {
                 free(l->slots[i].path);
         free(l->slots);
         pthread_mutex_destroy(&l->lock);
+        pthread_cond_destroy(&l->made);
 }
 
 static void stats_add(MirrorStats *a, const MirrorStats *b) {
@@ -115,8 +137,8 @@ static size_t link_slot(const Link *slots, size_t cap, FileId id) {
                         return h;
 }
 
-/* These two with l->lock held. */
-static int link_add(Links *l, FileId id, const char *path) {
+/* These two with l->lock held.  A new entry is LINK_MAKING. */
+static Link *link_add(Links *l, FileId id, const char *path) {
         size_t h;
 
         if (2 * (l->n + 1) > l->cap) {
@@ -124,7 +146,7 @@ static int link_add(Links *l, FileId id, const char *path) {
                 Link *slots = calloc(cap, sizeof(Link));
 
                 if (!slots)
-                        return -ENOMEM;
+                        return NULL;
                 for (size_t i = 0; i < l->cap; i++)
                         if (l->slots[i].path)
                                 slots[link_slot(slots, cap, l->slots[i].id)] = l->slots[i];
@@ -135,14 +157,17 @@ static int link_add(Links *l, FileId id, const char *path) {
         h = link_slot(l->slots, l->cap, id);
         l->slots[h].path = strdup(path);
         if (!l->slots[h].path)
-                return -ENOMEM;
+                return NULL;
         l->slots[h].id = id;
+        l->slots[h].state = LINK_MAKING;
         l->n++;
-        return 0;
+        return &l->slots[h];
 }
 
-static const char *link_find(const Links *l, FileId id) {
-        return l->cap ? l->slots[link_slot(l->slots, l->cap, id)].path : NULL;
+static Link *link_find(const Links *l, FileId id) {
+        Link *k = l->cap ? &l->slots[link_slot(l->slots, l->cap, id)] : NULL;
+
+        return k && k->path ? k : NULL;
 }
 
 static int fail(State *s, int r, const char *what) {
@@ -150,42 +175,30 @@ static int fail(State *s, int r, const char *what) {
         return r;
 }
 
-static int open_dir_noatime(int dirfd, const char *name) {
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-
-        if (fd < 0 && errno == EPERM)
-                fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        return fd < 0 ? -errno : fd;
-}
-
 static bool vanished(int r) {
-        /* Gone, or replaced by something of another type. */
-        return r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EINVAL;
+        /* Gone, or replaced by something of another type, or by a mount. */
+        return r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EINVAL || r == -EXDEV;
 }
 
 static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer);
 
-static int do_dir(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
+/* fd: the directory, O_PATH, as do_entry() found it. */
+static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st) {
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
-        struct stat now;
         int r;
 
         if (file_id_is(st, s->w->skip))
                 return 0;       /* our own store */
-        cs = open_dir_noatime(sfd, name);
+        /* Opened through the descriptor: this directory, not what replaced it since. */
+        cs = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME);
+        if (cs < 0 && errno == EPERM)
+                cs = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cs < 0) {
-                if (vanished(cs)) {
+                if (errno == ENOENT) {
                         s->stats.vanished++;
                         return 0;
                 }
-                return fail(s, cs, "cannot open directory");
-        }
-        /* The directory we looked at, not what replaced it since. */
-        if (fstat(cs, &now) < 0)
-                return fail(s, -errno, "cannot stat directory");
-        if (!stat_inode_same(&now, st)) {
-                s->stats.vanished++;
-                return 0;
+                return fail(s, -errno, "cannot open directory");
         }
         if (mkdirat(dfd, name, 0700) < 0)
                 return fail(s, -errno, "cannot make directory");
@@ -216,8 +229,8 @@ static int do_hardlink(State *s, int dfd, const char *name, const char *first) {
         return 0;
 }
 
-/* These return 1 when the entry vanished and was skipped. */
-static int do_symlink(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
+/* These return 1 when the entry vanished and was skipped (or was put off). */
+static int do_symlink(State *s, int fd, int dfd, const char *name, const struct stat *st) {
         _cleanup_free_ char *target = NULL;
         size_t size = st->st_size + 1;
         ssize_t n;
@@ -228,14 +241,9 @@ static int do_symlink(State *s, int sfd, int dfd, const char *name, const struct
                 target = malloc(size);
                 if (!target)
                         return -ENOMEM;
-                n = readlinkat(sfd, name, target, size);
-                if (n < 0) {
-                        if (vanished(-errno)) {
-                                s->stats.vanished++;
-                                return 1;
-                        }
+                n = readlinkat(fd, "", target, size);
+                if (n < 0)
                         return fail(s, -errno, "cannot read symbolic link");
-                }
                 if ((size_t) n < size)
                         break;
                 size *= 2;
@@ -250,31 +258,16 @@ static int do_symlink(State *s, int sfd, int dfd, const char *name, const struct
         return 0;
 }
 
-static int do_special(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
-        _cleanup_close_ int so = -EBADF, dn = -EBADF;
-        struct stat now;
+static int do_special(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+        _cleanup_close_ int dn = -EBADF;
         int r;
 
-        so = openat(sfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (so < 0) {
-                if (vanished(-errno)) {
-                        s->stats.vanished++;
-                        return 1;
-                }
-                return fail(s, -errno, "cannot open");
-        }
-        if (fstat(so, &now) < 0)
-                return fail(s, -errno, "cannot stat");
-        if (!stat_inode_same(&now, st) || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
-                s->stats.vanished++;
-                return 1;
-        }
         if (mknodat(dfd, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
                 return fail(s, -errno, "cannot make node");
         dn = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (dn < 0)
                 return fail(s, -errno, "cannot open new node");
-        r = copy_meta_fd(so, dn, st);
+        r = copy_meta_fd(fd, dn, st);
         if (r < 0)
                 return fail(s, r, "cannot set attributes");
         s->stats.specials++;
@@ -286,11 +279,11 @@ bool mirror_skippable(int r) {
 }
 
 /* A file left out for a reason of its own: on the log, and on the list. */
-static void skip_file(State *s, int r) {
+static void skip_file(State *s, int r, const char *why) {
         const char *path = s->len ? s->path : ".";
 
         s->stats.skipped++;
-        log_path(s->w->log, path, "skipped, the kernel would not reflink it: %s", strerror(-r));
+        log_path(s->w->log, path, "skipped, %s: %s", why, strerror(-r));
         if (!s->w->skipped)
                 return;
         flockfile(s->w->skipped);
@@ -300,30 +293,66 @@ static void skip_file(State *s, int r) {
         funlockfile(s->w->skipped);
 }
 
-/* Make dfd/name like sfd/name (not a directory): 0, 1 when it vanished or was skipped, or -errno. */
-static int make_entry(State *s, int sfd, int dfd, const char *name, const struct stat *st) {
+/*
+ * Open the regular file fd (O_PATH) for reading, as the clone needs it.
+ * Any open of a file under another process's write lease breaks the
+ * lease and waits for its holder, up to fs.lease-break-time (45 s); a
+ * read lease is broken by no reader.  So the walk opens with O_NONBLOCK:
+ * a leased file answers -EWOULDBLOCK at once with its break begun, and is
+ * put off (1) to the end of the walk, when all the breaks run at once
+ * (LEASE_PUT_OFF); there the open waits for the break (LEASE_WAIT).
+ * Once open, no new write lease can be taken on it (the kernel refuses
+ * one on a file others have open), so the clone, through this
+ * descriptor, never waits.  Returns 0 (the descriptor in *ret), 1 (put
+ * off) or -errno.
+ */
+static int open_source(State *s, int fd, int *ret) {
+        int flags = O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOATIME | (s->lease_mode == LEASE_WAIT ? 0 : O_NONBLOCK);
+        int r;
+
+        *ret = openat(AT_FDCWD, PROC_FD(fd), flags);
+        if (*ret < 0 && errno == EPERM)
+                *ret = openat(AT_FDCWD, PROC_FD(fd), flags & ~O_NOATIME);
+        if (*ret >= 0)
+                return 0;
+        if (errno == EWOULDBLOCK && s->lease_mode == LEASE_PUT_OFF) {
+                r = strv_push(&s->leased, &s->n_leased, s->path);
+                if (r < 0)
+                        return r;
+                fprintf(s->w->log, "%s: another process holds a lease on it: its break begun, "
+                        "the file is put off to the end of the walk\n", s->path);
+                return 1;
+        }
+        return -errno;
+}
+
+/*
+ * Make dfd/name like the entry fd (O_PATH, not a directory): 0, 1 when it
+ * was skipped or put off, or -errno.
+ */
+static int make_entry(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+        _cleanup_close_ int src = -EBADF;
         int r;
 
         if (!S_ISREG(st->st_mode))
-                return S_ISLNK(st->st_mode) ? do_symlink(s, sfd, dfd, name, st) :
-                                              do_special(s, sfd, dfd, name, st);
-        r = s->w->ops->clone(sfd, name, dfd, s->w->ops->userdata);
+                return S_ISLNK(st->st_mode) ? do_symlink(s, fd, dfd, name, st) :
+                                              do_special(s, fd, dfd, name, st);
+        r = open_source(s, fd, &src);
+        if (r == 1)
+                return 1;
+        if (r == -EINTR && s->w->cancel && *s->w->cancel)
+                return -ECANCELED;      /* while waiting for a lease's break */
+        if (r == -EWOULDBLOCK && s->w->skip_refused) {
+                /* Leased again after its break, past the time given to leases. */
+                skip_file(s, r, "another process holds a lease on it past the time given to its break");
+                return 1;
+        }
+        if (r < 0)
+                return fail(s, r, "cannot open");
+        r = s->w->ops->clone(src, dfd, name, s->w->ops->userdata);
         if (r < 0) {
-                struct stat now;
-
-                /*
-                 * Gone, or no longer a regular file (EINVAL, or EPERM for a
-                 * directory): skipped, never followed.  Still the same
-                 * file: a real failure.
-                 */
-                if ((vanished(r) || r == -EPERM) &&
-                    (fstatat(sfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-                     !stat_inode_same(&now, st) || !S_ISREG(now.st_mode))) {
-                        s->stats.vanished++;
-                        return 1;
-                }
                 if (s->w->skip_refused && mirror_skippable(r)) {
-                        skip_file(s, r);
+                        skip_file(s, r, "the kernel would not reflink it");
                         return 1;
                 }
                 return fail(s, r, "cannot reflink");
@@ -333,20 +362,84 @@ static int make_entry(State *s, int sfd, int dfd, const char *name, const struct
         return 0;
 }
 
-static int do_entry(State *s, int sfd, int dfd, const char *name) {
-        struct statx x;
-        struct stat st;
-        const char *first;
+/*
+ * A file with more links: the first worker to meet it makes it, and the
+ * others link to the whole file.  The table's lock is not held across the
+ * clone: a link of a file being made waits for its maker alone.
+ */
+static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+        Links *l = s->links;
+        FileId id = file_id(st);
+        Link *k;
         int r;
 
-        if (statx(sfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                  STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0) {
-                if (errno == ENOENT) {
-                        s->stats.vanished++;
+        pthread_mutex_lock(&l->lock);
+        for (;;) {
+                k = link_find(l, id);
+                if (!k || k->state != LINK_MAKING)
+                        break;
+                pthread_cond_wait(&l->made, &l->lock);
+        }
+        if (k && k->state == LINK_MADE) {
+                _cleanup_free_ char *first = strdup(k->path);
+
+                pthread_mutex_unlock(&l->lock);
+                return first ? do_hardlink(s, dfd, name, first) : -ENOMEM;
+        }
+        if (k) {
+                char *p = strdup(s->path);
+
+                if (p) {
+                        free(k->path);
+                        k->path = p;
+                        k->state = LINK_MAKING;
+                }
+        } else
+                k = link_add(l, id, s->path);
+        pthread_mutex_unlock(&l->lock);
+        if (!k || k->state != LINK_MAKING)
+                return fail(s, -ENOMEM, "cannot remember hard link");
+
+        r = make_entry(s, fd, dfd, name, st);
+
+        pthread_mutex_lock(&l->lock);
+        k = link_find(l, id);   /* the table may have grown meanwhile */
+        k->state = r == 0 ? LINK_MADE : LINK_NONE;
+        pthread_cond_broadcast(&l->made);
+        pthread_mutex_unlock(&l->lock);
+        return r;
+}
+
+static int do_entry(State *s, int sfd, int dfd, const char *name) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statx x;
+        struct stat st;
+        int r;
+
+        /*
+         * Looked at through an O_PATH descriptor that never crosses into a
+         * mount: a mount inside the tree is never entered, not even by a
+         * stat (a FUSE mount refusing root, a network mount that hangs).
+         */
+        fd = open_no_xdev(sfd, name, O_PATH);
+        if (fd == -EXDEV) {
+                /* A directory but for a mount on a file, which an exclusion of directories then misses. */
+                if (exclude_match(s->w->exclude, s->path, true)) {
+                        s->stats.excluded++;
                         return 0;
                 }
-                return fail(s, -errno, "cannot stat");
+                s->stats.other_mounts++;
+                fprintf(s->w->log, "%s: another filesystem is mounted here: left out, not entered\n", s->path);
+                return 0;
         }
+        if (fd == -ENOENT) {
+                s->stats.vanished++;
+                return 0;
+        }
+        if (fd < 0)
+                return fail(s, fd, "cannot open");
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
+                return fail(s, -errno, "cannot stat");
         stat_from_statx(&st, &x);
 
         if (exclude_match(s->w->exclude, s->path, S_ISDIR(st.st_mode))) {
@@ -358,31 +451,8 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
                 return 0;
         }
         if (S_ISDIR(st.st_mode))
-                return do_dir(s, sfd, dfd, name, &st);
-        if (st.st_nlink == 1) {
-                r = make_entry(s, sfd, dfd, name, &st);
-                return r < 0 ? r : 0;
-        }
-
-        /*
-         * A file with more links: the first worker to meet it makes it and
-         * notes where, under the lock, so the others link to a whole file.
-         */
-        pthread_mutex_lock(&s->links->lock);
-        first = link_find(s->links, file_id(&st));
-        if (first) {
-                _cleanup_free_ char *copy = strdup(first);
-
-                pthread_mutex_unlock(&s->links->lock);
-                return copy ? do_hardlink(s, dfd, name, copy) : -ENOMEM;
-        }
-        r = make_entry(s, sfd, dfd, name, &st);
-        if (r == 0) {
-                r = link_add(s->links, file_id(&st), s->path);
-                if (r < 0)
-                        fail(s, r, "cannot remember hard link");
-        }
-        pthread_mutex_unlock(&s->links->lock);
+                return do_dir(s, fd, dfd, name, &st);
+        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st) : make_linked(s, fd, dfd, name, &st);
         return r < 0 ? r : 0;
 }
 
@@ -448,8 +518,84 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
         return 0;
 }
 
+/* The kernel's fs.lease-break-time, in seconds. */
+static unsigned lease_break_time(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/fs/lease-break-time", "re");
+        unsigned t;
+
+        return f && fscanf(f, "%u", &t) == 1 ? t : 45;
+}
+
+static time_t monotonic_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec;
+}
+
+/*
+ * The files put off for a lease (open_source()), with every break begun:
+ * each is looked up again from the roots (src, dst) and made, the open
+ * now waiting for its break (the kernel ends the wait when the holder lets
+ * go, or at fs.lease-break-time after the break began).  Past that time
+ * once more since the first of them here, a file leased again is skipped:
+ * however many files are leased, the walk waits about twice the break
+ * time at most.
+ */
+static int make_leased(State *s, int src, int dst) {
+        char **leased = TAKE_PTR(s->leased);
+        size_t n = s->n_leased, saved;
+        time_t start = monotonic_sec(), limit = (time_t) lease_break_time() + 1;
+        int r = 0;
+
+        s->n_leased = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_close_ int sdir = -EBADF, ddir = -EBADF;
+                const char *base = NULL, *dbase = NULL;
+                struct stat times;
+                int k;
+
+                if (s->w->cancel && *s->w->cancel) {
+                        r = -ECANCELED;
+                        break;
+                }
+                s->lease_mode = monotonic_sec() - start < limit ? LEASE_WAIT : LEASE_SKIP;
+                path_pop(s, 0);
+                r = path_push(s, leased[i], &saved);
+                if (r < 0)
+                        break;
+                /* As the walk went: never through a link, never into a mount. */
+                sdir = chase_parent(src, leased[i], &(Chase) { .flags = CHASE_NO_XDEV }, &base);
+                if (sdir < 0 && vanished(sdir)) {
+                        s->stats.vanished++;
+                        continue;
+                }
+                if (sdir < 0) {
+                        r = fail(s, sdir, "cannot open its directory again");
+                        break;
+                }
+                ddir = chase_parent(dst, leased[i], NULL, &dbase);
+                if (ddir < 0) {
+                        r = fail(s, ddir, "cannot open its directory in the snapshot");
+                        break;
+                }
+                if (fstat(ddir, &times) < 0) {
+                        r = fail(s, -errno, "cannot stat its directory in the snapshot");
+                        break;
+                }
+                r = do_entry(s, sdir, ddir, base);
+                /* The directory's copy has its times already: keep them. */
+                if (r >= 0 && (k = copy_times_fd(ddir, &times)) < 0)
+                        r = fail(s, k, "cannot set directory attributes");
+        }
+        s->lease_mode = LEASE_PUT_OFF;
+        path_pop(s, 0);
+        strv_free(leased);
+        return r;
+}
+
 int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
-        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER, .made = PTHREAD_COND_INITIALIZER };
         State s;
         struct stat st;
         int r;
@@ -457,8 +603,11 @@ int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
         r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
         if (r >= 0)
                 r = do_entry(&s, src_dir, dst_dir, name);
+        if (r >= 0)
+                r = make_leased(&s, src_dir, dst_dir);
         stats_add(&w->stats, &s.stats);
         free(s.path);
+        strv_free(s.leased);
         links_done(&links);
         return r;
 }
@@ -522,6 +671,8 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
         for (unsigned i = 0; i < n_workers; i++) {
                 workers[i] = (Worker) { .root = root, .s = *s };
                 workers[i].s.stats = (MirrorStats) {};
+                workers[i].s.leased = NULL;
+                workers[i].s.n_leased = 0;
                 workers[i].s.path = strdup("");
                 workers[i].s.len = 0;
                 workers[i].s.cap = 1;
@@ -544,6 +695,9 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
                 /* The first real failure, not the stop it caused elsewhere. */
                 if (workers[i].r < 0 && (r >= 0 || r == -ECANCELED))
                         r = workers[i].r;
+                for (size_t k = 0; r >= 0 && k < workers[i].s.n_leased; k++)
+                        r = strv_push(&s->leased, &s->n_leased, workers[i].s.leased[k]);
+                strv_free(workers[i].s.leased);
                 free(workers[i].s.path);
         }
         free(workers);
@@ -553,7 +707,7 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
 }
 
 int mirror_tree(Mirror *w, int src_root, int dst_root) {
-        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        Links links = { .lock = PTHREAD_MUTEX_INITIALIZER, .made = PTHREAD_COND_INITIALIZER };
         Root root = { .src = src_root, .dst = dst_root };
         struct stat st;
         int r;
@@ -562,6 +716,8 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         if (r >= 0)
                 r = w->workers > 1 ? walk_root_parallel(&root, w->workers) :
                                      walk_dir(&root.main, src_root, dst_root, NULL, NULL);
+        if (r >= 0)
+                r = make_leased(&root.main, src_root, dst_root);
         if (r >= 0) {
                 r = copy_meta_fd(src_root, dst_root, &st);
                 if (r < 0)
@@ -569,6 +725,7 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         }
         stats_add(&w->stats, &root.main.stats);
         strv_free(root.dirs);
+        strv_free(root.main.leased);
         free(root.main.path);
         links_done(&links);
         return r;

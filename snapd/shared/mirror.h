@@ -21,11 +21,21 @@
  * directory that is skip (the store).  A directory that is
  * swapped for a symbolic link while the walk runs is refused, not
  * followed.  Entries that vanish during the walk are counted and skipped.
+ *
+ * A mount inside the tree (a bind mount, a user's FUSE mount, a network
+ * mount) is left out, counted in stats.other_mounts and said on log, and
+ * never entered, not even by a stat (open_no_xdev()): the snapshot is not
+ * partial for it.  A file another process holds a lease on is opened
+ * without waiting, which begins the lease's break, and put off to the end
+ * of the walk, where it is opened again waiting for the break: the
+ * breaks of many files run at once, not one after the other
+ * (fs.lease-break-time, 45 s, each).  The hard link table's lock is never
+ * held across a clone.
  */
 
 typedef struct MirrorOps {
-        /* Make dst_dir/name sharing the data and attributes of src_dir/name. */
-        int (*clone)(int src_dir, const char *name, int dst_dir, void *userdata);
+        /* Make dst_dir/name sharing the data and attributes of src, a regular file open for reading. */
+        int (*clone)(int src, int dst_dir, const char *name, void *userdata);
         void *userdata;
 } MirrorOps;
 
@@ -53,7 +63,8 @@ typedef struct Mirror {
  * file out would not be one), a regular file whose clone fails for a
  * reason of its own (an active
  * swap file: ETXTBSY; a pair of inodes the filesystem will not share:
- * EOPNOTSUPP) is skipped: counted in stats.skipped, described on log and
+ * EOPNOTSUPP; a file leased again after its break, past the time given
+ * to leases: EAGAIN) is skipped: counted in stats.skipped, described on log and
  * listed on skipped, its path escaped ("\\" and "\n").  Anything else
  * about a file (EPERM, EACCES: a policy, which may well refuse every
  * file, and a near-empty "partial" snapshot would then count as the

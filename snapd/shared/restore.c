@@ -133,9 +133,11 @@ static int delete_entry(Restore *o, int ldir, const char *name, const struct sta
         size_t n = 0;
         int r, kept = 0;
 
-        if (statx(ldir, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_MNT_ID, &x) < 0)
-                return errno == ENOENT ? 0 : fail(o, path, -errno, "cannot stat");
+        r = statx_no_xdev(ldir, name, STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_MNT_ID, &x);
+        if (r == -EXDEV)
+                return 1;       /* a mount, never entered */
+        if (r < 0)
+                return r == -ENOENT ? 0 : fail(o, path, r, "cannot stat");
         stat_from_statx(&st, &x);
         if (file_id_is(&st, o->skip) || x.stx_mnt_id != mnt || is_own_stage(o, &st))
                 return 1;       /* the store; a mount (a directory or a file); a staging directory */
@@ -333,9 +335,12 @@ static int merge_entry(Restore *o, int sdir, int ldir, const char *name, uint64_
                 return fail(o, path, -errno, "cannot stat its directory");
         if (ps.st_dev != ss.st_dev)
                 return merge_entry_restaged(o, sdir, ldir, name, mnt, path);
-        live = fstatat(ldir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
-        if (!live && errno != ENOENT)
-                return fail(o, path, -errno, "cannot stat");
+        r = fstatat_no_xdev(ldir, name, &ls);   /* a mount on name: -EXDEV, never entered */
+        if (r == -EXDEV)
+                return fail(o, path, r, "another filesystem is mounted here; not restoring over it");
+        live = r >= 0;
+        if (!live && r != -ENOENT)
+                return fail(o, path, r, "cannot stat");
         if (live && S_ISDIR(ls.st_mode)) {
                 r = mount_id_at(ldir, name, &live_mnt);
                 if (r < 0)

@@ -21,7 +21,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "copy-meta.h"
 #include "macro.h"
@@ -31,12 +34,92 @@
 
 
 
-static int eopnotsupp(int src_dir, const char *name, int dst_dir, void *userdata) {
+static int eopnotsupp(int src, int dst_dir, const char *name, void *userdata) {
         return -EOPNOTSUPP;
 }
 
-static int eio(int src_dir, const char *name, int dst_dir, void *userdata) {
+static int eio(int src, int dst_dir, const char *name, void *userdata) {
         return -EIO;
+}
+
+/*
+ * A clone step that meets another: each call waits (10 s at most) until
+ * two are running at once.  With the hard link table's lock held across a
+ * clone, the clones of two linked files could never overlap.
+ */
+typedef struct Meet {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int running, met;
+} Meet;
+
+static int meeting_clone(int src, int dst_dir, const char *name, void *userdata) {
+        Meet *m = userdata;
+        struct timespec until;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        pthread_mutex_lock(&m->lock);
+        m->running++;
+        pthread_cond_broadcast(&m->cond);
+        while (m->running < 2 && pthread_cond_timedwait(&m->cond, &m->lock, &until) == 0)
+                ;
+        if (m->running >= 2)
+                m->met++;
+        pthread_mutex_unlock(&m->lock);
+        return clone_double(src, dst_dir, name, NULL);
+}
+
+/*
+ * A process holding write leases on files, which writes "v2" over their
+ * first bytes and lets go only once all of them are broken (a server
+ * flushing its clients' writes on a break).  Returns its pid, once the
+ * leases are held.
+ */
+static pid_t hold_leases(int dir, char *const names[], size_t n) {
+        int ready[2];
+        pid_t pid;
+        char c;
+
+        if (pipe(ready) < 0)
+                exit(2);
+        pid = fork();
+        if (pid < 0)
+                exit(2);
+        if (pid == 0) {
+                int fds[8];
+                sigset_t set;
+                size_t broken = 0;
+
+                sigemptyset(&set);
+                sigaddset(&set, SIGRTMIN);
+                sigprocmask(SIG_BLOCK, &set, NULL);
+                for (size_t i = 0; i < n; i++) {
+                        fds[i] = openat(dir, names[i], O_RDWR | O_CLOEXEC);
+                        if (fds[i] < 0 || fcntl(fds[i], F_SETSIG, SIGRTMIN) < 0 ||
+                            fcntl(fds[i], F_SETLEASE, F_WRLCK) < 0)
+                                _exit(1);
+                }
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(1);
+                while (broken < n) {
+                        siginfo_t si;
+
+                        if (sigwaitinfo(&set, &si) == SIGRTMIN)
+                                broken++;
+                }
+                for (size_t i = 0; i < n; i++)
+                        if (pwrite(fds[i], "v2", 2, 0) != 2 || fcntl(fds[i], F_SETLEASE, F_UNLCK) < 0)
+                                _exit(1);
+                _exit(0);
+        }
+        close(ready[1]);
+        if (read(ready[0], &c, 1) != 1) {
+                waitpid(pid, NULL, 0);
+                pid = -1;       /* no leases here (a filesystem without them) */
+        }
+        close(ready[0]);
+        return pid;
 }
 
 static void sh(const char *cmd) {
@@ -358,6 +441,77 @@ int main(void) {
                 fclose(log);
                 CHECK(msg && strstr(msg, ": cannot reflink: Input/output error"));
                 free(msg);
+        }
+
+        /*
+         * The hard link table's lock is not held across a clone: two
+         * files of two links each, in two directories that two workers
+         * walk, are cloned at the same time.
+         */
+        {
+                char hl[PATH_MAX], hd[PATH_MAX];
+                _cleanup_close_ int hs = -EBADF, hdd = -EBADF;
+                Meet meet = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+                MirrorOps ops = { .clone = meeting_clone, .userdata = &meet };
+                Mirror w = { .ops = &ops, .log = stderr, .workers = 2 };
+                struct stat a, b;
+
+                snprintf(hl, sizeof(hl), "%s/hl", base);
+                snprintf(hd, sizeof(hd), "%s/hl-snap", base);
+                snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; mkdir -p hl/a hl/b hl-snap; echo x > hl/a/x; ln hl/a/x hl/a/x2; "
+                         "echo y > hl/b/y; ln hl/b/y hl/b/y2", base);
+                sh(cmd);
+                hs = open(hl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                hdd = open(hd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(mirror_tree(&w, hs, hdd) == 0);
+                CHECK(meet.met == 2);
+                CHECK(w.stats.files == 2 && w.stats.hardlinks == 2);
+                CHECK(fstatat(hdd, "a/x", &a, 0) == 0 && fstatat(hdd, "a/x2", &b, 0) == 0 && stat_inode_same(&a, &b));
+                CHECK(fstatat(hdd, "b/y", &a, 0) == 0 && fstatat(hdd, "b/y2", &b, 0) == 0 && stat_inode_same(&a, &b));
+        }
+        /*
+         * Write leases on three files (two of them links of one), whose
+         * holder flushes only once all are broken: the walk begins every
+         * break before it waits for any, and each copy has the flushed
+         * data.  One waiting out each break in turn (fs.lease-break-time,
+         * 45 s) would copy the first stale.
+         */
+        {
+                char ld[PATH_MAX], lsnap[PATH_MAX];
+                _cleanup_close_ int lsrc = -EBADF, ldst = -EBADF;
+                char *names[] = { "f1", "f2", "sub/f3" };
+                char *msg = NULL;
+                size_t size = 0;
+                pid_t holder;
+                int status;
+
+                snprintf(ld, sizeof(ld), "%s/leased", base);
+                snprintf(lsnap, sizeof(lsnap), "%s/leased-snap", base);
+                snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; mkdir -p leased/sub leased-snap; echo v1-1 > leased/f1; "
+                         "echo v1-2 > leased/f2; echo v1-3 > leased/sub/f3; ln leased/sub/f3 leased/f3-link; "
+                         "echo plain > leased/sub/plain", base);
+                sh(cmd);
+                lsrc = open(ld, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ldst = open(lsnap, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                holder = hold_leases(lsrc, names, ELEMENTSOF(names));
+                if (holder < 0)
+                        SKIP("no leases on this filesystem");
+                else {
+                        Mirror w = { .ops = &clone_double_ops, .log = open_memstream(&msg, &size), .skip_refused = true };
+                        time_t t0 = time(NULL);
+
+                        CHECK(mirror_tree(&w, lsrc, ldst) == 0);
+                        fclose(w.log);
+                        printf("# the walk over three leased files: %lld s\n", (long long) (time(NULL) - t0));
+                        CHECK(waitpid(holder, &status, 0) == holder && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                        snprintf(cmd, sizeof(cmd), "cd '%s/leased-snap' && cat f1 f2 sub/f3 f3-link sub/plain", base);
+                        text = run(cmd);
+                        CHECK_STREQ(text, "v2-1\nv2-2\nv2-3\nv2-3\nplain\n");
+                        free(text);
+                        CHECK(w.stats.files == 4 && w.stats.hardlinks == 1 && w.stats.skipped == 0);
+                        CHECK(msg && strstr(msg, "f1: another process holds a lease on it"));
+                        free(msg);
+                }
         }
 
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);

@@ -21,19 +21,19 @@
 #include "tests.h"
 
 /* The kernel refuses files named swap* for a reason of their own (an active swap file). */
-static int refusing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
+static int refusing_clone(int src, int dst_dir, const char *name, void *userdata) {
         if (strncmp(name, "swap", 4) == 0)
                 return -ETXTBSY;
         if (strncmp(name, "realtime", 8) == 0)
                 return -EOPNOTSUPP;
         if (strncmp(name, "broken", 6) == 0)
                 return -EIO;
-        return clone_double(src_dir, name, dst_dir, NULL);
+        return clone_double(src, dst_dir, name, NULL);
 }
 
-static int failing_clone(int src_dir, const char *name, int dst_dir, void *userdata) {
+static int failing_clone(int src, int dst_dir, const char *name, void *userdata) {
         /* The third file hits a full disk. */
-        return ++*(int *) userdata >= 3 ? -ENOSPC : clone_double(src_dir, name, dst_dir, NULL);
+        return ++*(int *) userdata >= 3 ? -ENOSPC : clone_double(src, dst_dir, name, NULL);
 }
 
 /* Run the shell command fmt with each "%s" replaced by base. */

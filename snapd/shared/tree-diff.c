@@ -52,21 +52,25 @@ static int diff_dir(const TreeDiff *d, int a_fd, int b_fd, const char *prefix, u
 
 /*
  * dir/name not following a link, and whether it is there as part of the
- * tree: not the skipped directory, not a directory of another mount.
+ * tree: not the skipped directory, not another mount (never entered, not
+ * even by a stat: a FUSE or network mount may refuse root or hang).
  */
 static int entry_stat(const TreeDiff *d, int dir, const char *name, uint64_t mnt, struct stat *st) {
         struct statx x;
+        int r;
 
         if (dir < 0)
                 return 0;
-        if (statx(dir, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_MNT_ID,
-                  &x) < 0)
-                return errno == ENOENT ? 0 : -errno;
+        r = statx_no_xdev(dir, name, STATX_BASIC_STATS | STATX_MNT_ID, &x);
+        if (r == -ENOENT || r == -EXDEV)
+                return 0;
+        if (r < 0)
+                return r;
         stat_from_statx(st, &x);
         if (file_id_is(st, d->skip))
                 return 0;
         /* Another mount inside a tree is not part of it. */
-        if (S_ISDIR(st->st_mode) && x.stx_mnt_id != mnt)
+        if (x.stx_mnt_id != mnt)
                 return 0;
         return 1;
 }
