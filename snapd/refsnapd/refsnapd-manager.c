@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
+#include "refsnapd-attribution.h"
 #include "refsnapd-manager.h"
 #include "refsnapd-worker.h"
 #include "schedule.h"
@@ -27,6 +28,8 @@
                 if ((m)->listener.event)                                        \
                         (m)->listener.event(__VA_ARGS__, (m)->listener.userdata); \
         } while (0)
+
+static void manager_read_queue(Manager *m);
 
 static void manager_update_status(Manager *m) {
         _cleanup_free_ char *status = NULL;
@@ -133,6 +136,7 @@ int manager_track_child(Manager *m, pid_t pid) {
 }
 
 void manager_child_gone(Manager *m, pid_t pid) {
+        manager_read_queue(m);  /* its last changes, while they are known as its own */
         for (size_t i = 0; i < m->n_others; i++)
                 if (m->others[i] == pid) {
                         m->others[i] = m->others[--m->n_others];
@@ -175,6 +179,8 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         char name[SNAPSHOT_NAME_MAX] = "";
 
+        /* Its last changes are still queued: read while they are known as its own. */
+        manager_read_queue(m);
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
@@ -275,6 +281,8 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (!job || js->manager->stopping)
                 return 0;
+        if (!js->child)
+                manager_read_queue(js->manager);
         if (js->child) {
                 log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
         } else if (job_may_skip(js, now_realtime())) {
@@ -324,37 +332,35 @@ static JobState *job_state_free(JobState *js) {
 }
 
 /*
- * Which jobs a changed directory belongs to, by inode identity: walk up
- * its ".." chain and compare each directory with the jobs' sources.  A
- * source named through a symbolic link, reached through a bind mount, or
- * "/" itself, is the same inode whatever the path.  A small cache keeps
- * the answer per directory (a bit per job, up to 64 jobs), cleared when
- * any directory moves or goes and at every reload.
+ * Which jobs a change belongs to is the attribution's to say
+ * (refsnapd-attribution.h); the walk up from a change stops being an
+ * exact answer past this many directories, and says "unknown".
  */
-#define ATTR_CACHE_SIZE 1024
-#define ATTR_MAX_DEPTH 4096
-
-typedef struct AttrCache {
-        struct {
-                FileId id;
-                uint64_t jobs;
-                unsigned gen;
-        } slot[ATTR_CACHE_SIZE];
-} AttrCache;
-
-static void attr_cache_clear(Manager *m) {
-        m->attr_gen++;
-}
-
-static size_t attr_slot(FileId id) {
-        return (size_t) ((id.ino * 0x9e3779b97f4a7c15ULL) ^ id.dev) % ATTR_CACHE_SIZE;
-}
+#define ATTR_MAX_DEPTH 1024
+/* How long a decision may spend reading what is queued before it. */
+#define READ_QUEUE_BUDGET (USEC_PER_SEC / 5)
 
 static void job_mark_changed(JobState *js, int level, const char *why) {
         if (js->changed || !js->job)
                 return;
         js->changed = true;
         log_job(level, js->name, "changed: %s", why);
+}
+
+/* The watched jobs' sources, for the attribution: source i is m->jobs[i]'s. */
+static void manager_update_sources(Manager *m) {
+        _cleanup_free_ FileId *ids = NULL;
+
+        if (!m->attribution)
+                return;
+        ids = calloc(m->n_jobs + 1, sizeof(*ids));
+        if (ids)
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        if (m->jobs[i] && m->jobs[i]->job && m->jobs[i]->watched)
+                                ids[i] = m->jobs[i]->source_id;
+        if (!ids || attribution_set_sources(m->attribution, ids, m->n_jobs) < 0)
+                /* Without it every change counts for every job on its filesystem. */
+                m->attribution = attribution_free(m->attribution);
 }
 
 static bool on_watch_own(pid_t pid, void *userdata) {
@@ -380,77 +386,59 @@ static bool on_watch_wanted(const WatchFs *fs, void *userdata) {
         return false;
 }
 
+static void on_watch_moved(const WatchFs *fs, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->attribution)
+                attribution_forget(m->attribution);
+}
+
 static void on_watch_unknown(const WatchFs *fs, const char *why, bool lost, void *userdata) {
         Manager *m = userdata;
 
+        /* Lost events may have moved directories: nothing cached can be trusted. */
+        if (lost && m->attribution)
+                attribution_forget(m->attribution);
         /* Lost events are worth a line: a snapshot is taken for them. */
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->fs == fs)
                         job_mark_changed(m->jobs[i], lost ? LOG_NOTICE : LOG_DEBUG, why);
 }
 
-static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata) {
+static void on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
         Manager *m = userdata;
-        bool cacheable = m->attr_cache && m->n_jobs <= 64;
-        _cleanup_close_ int cur = -EBADF;
-        uint64_t jobs = 0;
-        struct stat st, up;
-        FileId start;
+        bool few[64] = {}, *hits = m->n_jobs <= ELEMENTSOF(few) ? few : calloc(m->n_jobs, sizeof(bool));
+        const char *why = "a change that cannot be attributed";
 
-        if (dir_moved)
-                attr_cache_clear(m);
-        cur = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (cur < 0 || fstat(cur, &st) < 0)
-                return on_watch_unknown(fs, "a changed directory that cannot be examined", false, m);
-        start = file_id(&st);
-        for (unsigned depth = 0; depth < ATTR_MAX_DEPTH; depth++) {
-                FileId id = file_id(&st);
-                size_t h = attr_slot(id);
-                int next;
-
-                if (cacheable && m->attr_cache->slot[h].gen == m->attr_gen &&
-                    file_id_equal(m->attr_cache->slot[h].id, id)) {
-                        jobs |= m->attr_cache->slot[h].jobs;
-                        break;
-                }
+        if (!hits || !m->attribution || attribution_n_sources(m->attribution) != m->n_jobs ||
+            attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
+                on_watch_unknown(fs, why, false, m);
+        else
                 for (size_t i = 0; i < m->n_jobs; i++)
-                        if (m->jobs[i]->job && m->jobs[i]->watched && file_id_equal(m->jobs[i]->source_id, id)) {
-                                if (i < 64)
-                                        jobs |= UINT64_C(1) << i;       /* marked below, and cached */
-                                else
-                                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
-                        }
-                next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (next < 0)
-                        break;  /* above the root it was decoded against: nothing of ours */
-                if (fstat(next, &up) < 0) {
-                        safe_close(next);
-                        return on_watch_unknown(fs, "a changed directory whose parent cannot be examined", false, m);
-                }
-                safe_close(cur);
-                cur = next;
-                if (stat_inode_same(&up, &st))
-                        break;  /* the root */
-                st = up;
-        }
-        if (cacheable) {
-                size_t h = attr_slot(start);
-
-                m->attr_cache->slot[h].id = start;
-                m->attr_cache->slot[h].jobs = jobs;
-                m->attr_cache->slot[h].gen = m->attr_gen;
-        }
-        for (size_t i = 0; i < m->n_jobs && i < 64; i++)
-                if (jobs & (UINT64_C(1) << i))
-                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+                        if (hits[i])
+                                job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+        if (hits != few)
+                free(hits);
 }
 
 static const WatchCallbacks watch_callbacks = {
         .own = on_watch_own,
         .wanted = on_watch_wanted,
+        .moved = on_watch_moved,
         .changed = on_watch_changed,
         .unknown = on_watch_unknown,
 };
+
+/*
+ * Read what is queued now, before a decision that must have seen it: a
+ * due time (the queue is otherwise read at idle priority, after timers),
+ * or a child's reaping (its last events are still known as its own).  A
+ * backlog not read within READ_QUEUE_BUDGET counts as a change.
+ */
+static void manager_read_queue(Manager *m) {
+        if (m->watch)
+                (void) watch_drain(m->watch, READ_QUEUE_BUDGET, &watch_callbacks, m);
+}
 
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
@@ -511,6 +499,7 @@ static void job_watch(JobState *js) {
 
         js->watched = false;
         js->fs = NULL;
+        manager_update_sources(m);
         if (!m->watch)
                 return;
         fd = chase_dir(AT_FDCWD, js->job->source, NULL);
@@ -528,6 +517,7 @@ static void job_watch(JobState *js) {
         js->source_id = file_id(&st);
         js->watched = true;
         log_job(LOG_DEBUG, js->name, "watching %s through %s", js->job->source, watch_fs_how(js->fs));
+        manager_update_sources(m);      /* and forget what was cached */
 }
 
 /* Missed a due time (downtime, suspend)?  One snapshot now. */
@@ -616,7 +606,7 @@ static int manager_apply_config(Manager *m) {
         free(m->jobs);
         m->jobs = jobs;
         m->n_jobs = m->config->n_jobs;
-        attr_cache_clear(m);    /* the jobs' indices changed */
+        manager_update_sources(m);      /* the jobs' indices changed */
         manager_retain_watches(m);
         return 0;
 }
@@ -744,8 +734,9 @@ int manager_init(Manager *m) {
                 return r;
         (void) sd_event_set_watchdog(m->event, true);
 
-        m->attr_cache = calloc(1, sizeof(*m->attr_cache));      /* without it: no cache */
-        m->attr_gen = 1;
+        r = attribution_new(ATTR_MAX_DEPTH, &m->attribution);
+        if (r < 0)
+                return r;
         r = watch_new(m->config->watch_queue_bounded, &m->watch);
         if (r < 0) {
                 log_warning("cannot watch for changes (fanotify: %s): every due snapshot will be taken",
@@ -779,7 +770,7 @@ void manager_done(Manager *m) {
         m->watch_source = sd_event_source_disable_unref(m->watch_source);
         m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
         m->watch = watch_free(m->watch);
-        m->attr_cache = mfree(m->attr_cache);
+        m->attribution = attribution_free(m->attribution);
         m->status = mfree(m->status);
         m->others = mfree(m->others);
         m->n_others = 0;

@@ -51,8 +51,7 @@ struct Manager {
         size_t n_jobs;
         Watch *watch;
         sd_event_source *watch_source, *kill_timer;
-        struct AttrCache *attr_cache;   /* changed directory -> the jobs whose source holds it */
-        unsigned attr_gen;
+        struct Attribution *attribution;        /* a change -> the jobs it belongs to */
         ManagerListener listener;
         char *status;           /* the last STATUS= line */
         /* Children that are no job's worker: D-Bus prunes, workers of dropped jobs. */

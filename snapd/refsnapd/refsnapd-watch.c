@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -21,6 +22,13 @@
 #define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_MODIFY | \
                     FAN_ATTRIB | FAN_DELETE_SELF | FAN_MOVE_SELF | FAN_ONDIR)
 #define WATCH_DIR_MOVED (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF)
+
+static usec_t now_monotonic(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
 
 /* Reads of one group per wakeup: a bounded batch, then the loop runs other work. */
 #define WATCH_READS_PER_WAKEUP 4
@@ -174,6 +182,13 @@ static int detached_root(const char *type, const char *source) {
         return mfd;
 }
 
+/* A filesystem mark through the directory fd (O_PATH too: named as "."). */
+static int mark_filesystem(int fan_fd, int fd) {
+        if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fd, ".") < 0)
+                return -errno;
+        return 0;
+}
+
 static int fan_group(bool bounded) {
         unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
         int fd = -1;
@@ -216,18 +231,19 @@ int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
         }
         fs->root_fd = detached_root(type, source);
         fs->detached = fs->root_fd >= 0;
-        if (fs->detached &&
-            fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
+        if (fs->detached && mark_filesystem(fs->fan_fd, fs->root_fd) < 0) {
                 fs->root_fd = safe_close(fs->root_fd);
                 fs->detached = false;
         }
         if (!fs->detached) {
                 fs->root_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-                if (fs->root_fd < 0 ||
-                    fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
+                if (fs->root_fd < 0) {
                         r = -errno;
                         goto fail;
                 }
+                r = mark_filesystem(fs->fan_fd, fs->root_fd);
+                if (r < 0)
+                        goto fail;
         }
         if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fs->fan_fd,
                       &(struct epoll_event) { .events = EPOLLIN, .data.ptr = fs }) < 0) {
@@ -264,16 +280,16 @@ void watch_retain(Watch *w, WatchFs *const *keep, size_t n) {
         w->n_fs = k;
 }
 
-/* One event's directory, decoded against fs's root, to the callbacks. */
-static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct fanotify_event_metadata *m,
-                         const WatchCallbacks *cb, void *userdata) {
+/* One event's directory and entry name, decoded against fs's root, to the callbacks. */
+static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCallbacks *cb, void *userdata) {
         struct fanotify_event_info_fid fid;
         union {
                 struct file_handle fh;
                 char raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
         } h;
         _cleanup_close_ int fd = -EBADF;
-        size_t info = sizeof(*m);
+        size_t info = sizeof(struct fanotify_event_metadata), at, end;
+        char name[NAME_MAX + 1] = "";
 
         if (len < info + sizeof(fid) + sizeof(struct file_handle)) {
                 cb->unknown(fs, "an event without a directory handle", false, userdata);
@@ -281,14 +297,24 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
         }
         memcpy(&fid, rec + info, sizeof(fid));
         memcpy(&h.fh, rec + info + sizeof(fid), sizeof(struct file_handle));
+        at = info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes;
+        end = info + fid.hdr.len;
         if ((fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME && fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
              fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID) ||
-            h.fh.handle_bytes > MAX_HANDLE_SZ ||
-            info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes > len) {
+            h.fh.handle_bytes > MAX_HANDLE_SZ || at > len || end > len || end < at) {
                 cb->unknown(fs, "an event that does not parse", false, userdata);
                 return;
         }
         memcpy(h.fh.f_handle, rec + info + sizeof(fid) + sizeof(struct file_handle), h.fh.handle_bytes);
+        if (fid.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+                size_t n = strnlen(rec + at, end - at);
+
+                if (n == end - at || n > NAME_MAX) {
+                        cb->unknown(fs, "an event whose name does not parse", false, userdata);
+                        return;
+                }
+                memcpy(name, rec + at, n + 1);
+        }
         fd = open_by_handle_at(fs->root_fd, &h.fh, O_PATH | O_CLOEXEC);
         if (fd < 0) {
                 /* Removed since (ESTALE), or not reachable from this root. */
@@ -296,21 +322,28 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
                             userdata);
                 return;
         }
-        cb->changed(fs, fd, (m->mask & FAN_ONDIR) && (m->mask & WATCH_DIR_MOVED), userdata);
+        cb->changed(fs, fd, name[0] ? name : NULL, userdata);
 }
 
-static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
+/*
+ * Read fs's queue: at most max_reads reads (0: until it is empty).  Returns
+ * 1 when it is empty, 0 when events may be left, or -errno.
+ */
+static int process_fs(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb, void *userdata) {
         /* Records are only 4-byte aligned: each is copied out before use. */
         char buf[8192];
 
-        for (unsigned reads = 0; reads < WATCH_READS_PER_WAKEUP; reads++) {
-                ssize_t len = read(fs->fan_fd, buf, sizeof(buf));
+        for (unsigned reads = 0; max_reads == 0 || reads < max_reads; reads++) {
+                ssize_t len;
 
+                if (deadline != 0 && now_monotonic() >= deadline)
+                        return 0;
+                len = read(fs->fan_fd, buf, sizeof(buf));
                 if (len < 0) {
                         int r = -errno;         /* before the callback, which logs */
 
                         if (r == -EAGAIN)
-                                return 0;
+                                return 1;
                         if (r == -EINTR)
                                 continue;
                         cb->unknown(fs, "a failed read of the change queue", true, userdata);
@@ -324,10 +357,13 @@ static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
                                 cb->unknown(fs, "a truncated event", true, userdata);       /* the rest of the read is lost */
                                 break;
                         }
+                        /* Told whoever moved it, decoded or not: what lies under what changed. */
+                        if ((m.mask & FAN_ONDIR) && (m.mask & WATCH_DIR_MOVED))
+                                cb->moved(fs, userdata);
                         if (m.mask & FAN_Q_OVERFLOW)
                                 cb->unknown(fs, "the change queue overflowed", true, userdata);
                         else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata))
-                                handle_event(fs, buf + off, m.event_len, &m, cb, userdata);
+                                handle_event(fs, buf + off, m.event_len, cb, userdata);
                         off += m.event_len;
                 }
         }
@@ -342,9 +378,28 @@ int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {
         if (n < 0)
                 return errno == EINTR ? 0 : -errno;
         for (int i = 0; i < n; i++) {
-                int k = process_fs(ev[i].data.ptr, cb, userdata);
+                int k = process_fs(ev[i].data.ptr, WATCH_READS_PER_WAKEUP, 0, cb, userdata);
 
                 if (k < 0 && r == 0)
+                        r = k;
+        }
+        return r;
+}
+
+int watch_drain(Watch *w, usec_t budget, const WatchCallbacks *cb, void *userdata) {
+        usec_t deadline = now_monotonic() + budget;
+        int r = 0;
+
+        for (size_t i = 0; i < w->n_fs; i++) {
+                int k = process_fs(w->fs[i], 0, deadline, cb, userdata);
+
+                if (k == 0) {
+                        /* Left unread: what it holds counts, unread. */
+                        cb->unknown(w->fs[i], "more queued changes than could be read by the due time", true,
+                                    userdata);
+                        if (r == 0)
+                                r = 1;
+                } else if (k < 0 && r == 0)
                         r = k;
         }
         return r;
