@@ -3,11 +3,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <sys/epoll.h>
 #include <sys/fanotify.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -182,6 +186,78 @@ static int detached_root(const char *type, const char *source) {
         return mfd;
 }
 
+/*
+ * The generation of the top-level subvolume's root directory (a file
+ * handle names it): read from the filesystem tree with
+ * BTRFS_IOC_TREE_SEARCH, through any directory of the filesystem.
+ */
+static int btrfs_top_generation(int dir_fd, uint32_t *ret) {
+        struct btrfs_ioctl_search_args args = {
+                .key = {
+                        .tree_id = BTRFS_FS_TREE_OBJECTID,
+                        .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                        .max_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                        .min_type = BTRFS_INODE_ITEM_KEY,
+                        .max_type = BTRFS_INODE_ITEM_KEY,
+                        .max_offset = UINT64_MAX,
+                        .max_transid = UINT64_MAX,
+                        .nr_items = 1,
+                },
+        };
+        struct btrfs_ioctl_search_header sh;
+        _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint64_t gen;
+
+        if (fd < 0)
+                return -errno;
+        if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
+                return -errno;
+        if (args.key.nr_items < 1)
+                return -ENOENT;
+        memcpy(&sh, args.buf, sizeof(sh));
+        if (sh.objectid != BTRFS_FIRST_FREE_OBJECTID || sh.type != BTRFS_INODE_ITEM_KEY || sh.len < sizeof(gen))
+                return -EIO;
+        /* struct btrfs_inode_item begins with its generation, little-endian. */
+        memcpy(&gen, args.buf + sizeof(sh), sizeof(gen));
+        *ret = (uint32_t) le64toh(gen);
+        return 0;
+}
+
+/*
+ * The root of a btrfs filesystem's top-level subvolume, as a detached
+ * mount of its own, reached from dir_fd (on any mount of the filesystem,
+ * a subvolume's included) without the block device: a file handle of the
+ * top-level root directory, decoded through dir_fd's mount, then cloned
+ * (open_tree(2)) so that its mount root is the filesystem's root, and
+ * ".." climbs from any directory of the filesystem to it.
+ */
+static int btrfs_top_root(int dir_fd) {
+        struct {
+                uint64_t objectid, root_objectid;
+                uint32_t gen;
+        } __attribute__((packed)) fid = { .objectid = BTRFS_FIRST_FREE_OBJECTID, .root_objectid = BTRFS_FS_TREE_OBJECTID };
+        union {
+                struct file_handle fh;
+                char raw[sizeof(struct file_handle) + sizeof(fid)];
+        } h = {};
+        _cleanup_close_ int top = -EBADF;
+        uint32_t gen;
+        int r, mfd;
+
+        r = btrfs_top_generation(dir_fd, &gen);
+        if (r < 0)
+                return r;
+        fid.gen = gen;
+        h.fh.handle_bytes = sizeof(fid);
+        h.fh.handle_type = 0x4d;        /* FILEID_BTRFS_WITHOUT_PARENT */
+        memcpy(h.fh.f_handle, &fid, sizeof(fid));
+        top = open_by_handle_at(dir_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (top < 0)
+                return -errno;
+        mfd = open_tree(top, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        return mfd < 0 ? -errno : mfd;
+}
+
 /* A filesystem mark through the directory fd (O_PATH too: named as "."). */
 static int mark_filesystem(int fan_fd, int fd) {
         if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fd, ".") < 0)
@@ -229,7 +305,13 @@ int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
                 r = fs->fan_fd;
                 goto fail;
         }
-        fs->root_fd = detached_root(type, source);
+        /*
+         * The filesystem's root, as a mount of its own: for btrfs through a
+         * handle (no device needed), else a new mount of the device.
+         */
+        fs->root_fd = strcmp(type, "btrfs") == 0 ? btrfs_top_root(dir_fd) : -EOPNOTSUPP;
+        if (fs->root_fd < 0)
+                fs->root_fd = detached_root(type, source);
         fs->detached = fs->root_fd >= 0;
         if (fs->detached && mark_filesystem(fs->fan_fd, fs->root_fd) < 0) {
                 fs->root_fd = safe_close(fs->root_fd);
