@@ -258,6 +258,22 @@ static int btrfs_top_root(int dir_fd) {
         return mfd < 0 ? -errno : mfd;
 }
 
+/*
+ * A directory descriptor that is not O_PATH, on the same directory: what
+ * open_by_handle_at(2) and fanotify_mark(2) take (fsmount(2) and
+ * open_tree(2) return O_PATH ones).  Consumes fd.
+ */
+static int reopen_dir(int fd) {
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = r < 0 ? -errno : r;
+        safe_close(fd);
+        return r;
+}
+
 /* A filesystem mark through the directory fd (O_PATH too: named as "."). */
 static int mark_filesystem(int fan_fd, int fd) {
         if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fd, ".") < 0)
@@ -309,9 +325,9 @@ int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
          * The filesystem's root, as a mount of its own: for btrfs through a
          * handle (no device needed), else a new mount of the device.
          */
-        fs->root_fd = strcmp(type, "btrfs") == 0 ? btrfs_top_root(dir_fd) : -EOPNOTSUPP;
+        fs->root_fd = strcmp(type, "btrfs") == 0 ? reopen_dir(btrfs_top_root(dir_fd)) : -EOPNOTSUPP;
         if (fs->root_fd < 0)
-                fs->root_fd = detached_root(type, source);
+                fs->root_fd = reopen_dir(detached_root(type, source));
         fs->detached = fs->root_fd >= 0;
         if (fs->detached && mark_filesystem(fs->fan_fd, fs->root_fd) < 0) {
                 fs->root_fd = safe_close(fs->root_fd);
