@@ -14,6 +14,7 @@
 #include "fd-util.h"
 #include "hook.h"
 #include "log.h"
+#include "mountpoint-util.h"
 #include "macro.h"
 #include "path-util.h"
 #include "refsnapd-attribution.h"
@@ -499,13 +500,16 @@ static void job_watch(JobState *js) {
 
         js->watched = false;
         js->fs = NULL;
+        js->source_mnt = 0;
         manager_update_sources(m);
         if (!m->watch)
                 return;
         fd = chase_dir(AT_FDCWD, js->job->source, NULL);
         r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
         if (r >= 0)
-                r = watch_add(m->watch, fd, &js->fs);
+                r = fd_mount_id(fd, &js->source_mnt);
+        if (r >= 0)
+                r = watch_add(m->watch, fd, js->job->source, &js->fs);
         if (r < 0) {
                 js->fs = NULL;
                 if (js->job->on_change)
@@ -544,6 +548,37 @@ static void manager_retain_watches(Manager *m) {
                 if (m->jobs[i]->fs)
                         keep[n++] = m->jobs[i]->fs;
         watch_retain(m->watch, keep, n);
+}
+
+/*
+ * The mount table changed: a job whose source is now on another mount
+ * (its filesystem unmounted, mounted anew, or covered) is watched anew,
+ * and counts as changed, since what happened meanwhile was not seen.  A
+ * filesystem comes back as a new one to the kernel, and so is marked
+ * again.
+ */
+static int on_mounts(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+                _cleanup_close_ int dir = -EBADF;
+                uint64_t mnt = 0;
+
+                if (!js->job)
+                        continue;
+                dir = chase_dir(AT_FDCWD, js->job->source, NULL);
+                if (dir >= 0 && fd_mount_id(dir, &mnt) >= 0 && mnt == js->source_mnt && js->watched)
+                        continue;
+                dir = safe_close(dir);
+                job_mark_changed(js, LOG_INFO, "the mounts of its source changed");
+                job_watch(js);
+                any = true;
+        }
+        if (any)
+                manager_retain_watches(m);
+        return 0;
 }
 
 /* Do a and b snapshot the same tree into the same store? */
@@ -711,6 +746,7 @@ int manager_init(Manager *m) {
         sigset_t mask;
         int r;
 
+        m->mountinfo_fd = -EBADF;
         r = manager_load_config(m->config_path, m->dropins, &m->config);
         if (r < 0) {
                 log_error("%s: configuration has errors, not starting", m->config_path);
@@ -746,6 +782,12 @@ int manager_init(Manager *m) {
         r = sd_event_add_io(m->event, &m->watch_source, watch_fd(m->watch), EPOLLIN, on_watch, m);
         if (r < 0)
                 return r;
+        /* Mounts and unmounts: /proc/self/mountinfo polls EPOLLPRI at each. */
+        m->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (m->mountinfo_fd < 0)
+                log_warning("cannot open /proc/self/mountinfo (%m): a filesystem mounted anew is not watched anew");
+        else if ((r = sd_event_add_io(m->event, &m->mounts_source, m->mountinfo_fd, EPOLLPRI, on_mounts, m)) < 0)
+                return r;
         /* Changes wait for timers, signals and the bus: a busy filesystem never starves them. */
         return sd_event_source_set_priority(m->watch_source, SD_EVENT_PRIORITY_IDLE);
 }
@@ -768,6 +810,8 @@ void manager_done(Manager *m) {
         m->jobs = mfree(m->jobs);
         m->n_jobs = 0;
         m->watch_source = sd_event_source_disable_unref(m->watch_source);
+        m->mounts_source = sd_event_source_disable_unref(m->mounts_source);
+        m->mountinfo_fd = safe_close(m->mountinfo_fd);
         m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
         m->watch = watch_free(m->watch);
         m->attribution = attribution_free(m->attribution);

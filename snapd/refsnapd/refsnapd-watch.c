@@ -20,6 +20,7 @@
 
 #include "fd-util.h"
 #include "macro.h"
+#include "chase.h"
 #include "mountpoint-util.h"
 #include "refsnapd-watch.h"
 
@@ -40,8 +41,15 @@ static usec_t now_monotonic(void) {
 struct WatchFs {
         dev_t dev;              /* the superblock's (mountinfo), the same through every mount */
         int fan_fd;             /* this filesystem's fanotify group */
-        int root_fd;            /* what handles are decoded against */
-        bool detached;          /* root_fd is a detached mount of the filesystem's root */
+        char *path;             /* a job's source on it: where root_fd is found from */
+        bool btrfs;
+        bool top;               /* root_fd was the filesystem's root when last found */
+        /*
+         * What handles are decoded against: found at each batch of events
+         * and closed after it, so that nothing keeps the filesystem busy
+         * between batches (umount, then removing its device, succeeds).
+         */
+        int root_fd;
 };
 
 struct Watch {
@@ -56,6 +64,7 @@ static WatchFs *watch_fs_free(WatchFs *fs) {
                 return NULL;
         safe_close(fs->fan_fd);
         safe_close(fs->root_fd);
+        free(fs->path);
         free(fs);
         return NULL;
 }
@@ -97,7 +106,7 @@ int watch_fd(const Watch *w) {
 }
 
 const char *watch_fs_how(const WatchFs *fs) {
-        return fs->detached ? "the filesystem root" : "the source directory";
+        return fs->top ? "the filesystem root" : "the source's mount";
 }
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -114,8 +123,8 @@ static void unescape(char *s) {
         *o = '\0';
 }
 
-/* The superblock device, type and source of mount mnt_id, from mountinfo. */
-static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type, char **ret_source) {
+/* The superblock device and type of mount mnt_id, from mountinfo. */
+static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type) {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         char *line = NULL;
         size_t size = 0;
@@ -126,64 +135,21 @@ static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type, char **r
         while (getline(&line, &size, f) > 0) {
                 unsigned long long id;
                 unsigned maj, min;
-                char *dash, type[64], source[PATH_MAX];
+                char *dash, type[64];
 
                 if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) != 3 || id != mnt_id)
                         continue;
                 dash = strstr(line, " - ");
-                if (!dash || sscanf(dash, " - %63s %4095s", type, source) != 2)
+                if (!dash || sscanf(dash, " - %63s", type) != 1)
                         break;
-                unescape(source);
+                unescape(type);
                 *ret_dev = makedev(maj, min);
                 *ret_type = strdup(type);
-                *ret_source = strdup(source);
-                r = *ret_type && *ret_source ? 0 : -ENOMEM;
-                if (r < 0) {
-                        *ret_type = mfree(*ret_type);
-                        *ret_source = mfree(*ret_source);
-                }
+                r = *ret_type ? 0 : -ENOMEM;
                 break;
         }
         free(line);
         return r;
-}
-
-static int fs_create(const char *type, const char *source, bool ro) {
-        _cleanup_close_ int fsfd = fsopen(type, FSOPEN_CLOEXEC);
-
-        if (fsfd < 0)
-                return -errno;
-        if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
-                return -errno;
-        /* The top-level subvolume: every subvolume lies below it. */
-        if (strcmp(type, "btrfs") == 0 && fsconfig(fsfd, FSCONFIG_SET_STRING, "subvolid", "5", 0) < 0)
-                return -errno;
-        if (ro && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0)
-                return -errno;
-        if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        return TAKE_FD(fsfd);
-}
-
-/*
- * A detached, read-only mount of the root of the filesystem mounted from
- * source, attached nowhere: only this descriptor reaches it.
- */
-static int detached_root(const char *type, const char *source) {
-        int fsfd, mfd;
-
-        if (source[0] != '/')
-                return -EOPNOTSUPP;     /* not a block device: no root to reach this way */
-        fsfd = fs_create(type, source, false);
-        if (fsfd == -EBUSY)
-                fsfd = fs_create(type, source, true);   /* mounted read-only */
-        if (fsfd < 0)
-                return fsfd;
-        mfd = fsmount(fsfd, FSMOUNT_CLOEXEC,
-                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-        mfd = mfd < 0 ? -errno : mfd;
-        safe_close(fsfd);
-        return mfd;
 }
 
 /*
@@ -260,8 +226,8 @@ static int btrfs_top_root(int dir_fd) {
 
 /*
  * A directory descriptor that is not O_PATH, on the same directory: what
- * open_by_handle_at(2) and fanotify_mark(2) take (fsmount(2) and
- * open_tree(2) return O_PATH ones).  Consumes fd.
+ * open_by_handle_at(2) takes (open_tree(2) returns an O_PATH one).
+ * Consumes fd.
  */
 static int reopen_dir(int fd) {
         int r;
@@ -272,13 +238,6 @@ static int reopen_dir(int fd) {
         r = r < 0 ? -errno : r;
         safe_close(fd);
         return r;
-}
-
-/* A filesystem mark through the directory fd (O_PATH too: named as "."). */
-static int mark_filesystem(int fan_fd, int fd) {
-        if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fd, ".") < 0)
-                return -errno;
-        return 0;
 }
 
 static int fan_group(bool bounded) {
@@ -293,56 +252,109 @@ static int fan_group(bool bounded) {
         return fd < 0 ? -errno : fd;
 }
 
-int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
-        _cleanup_free_ char *type = NULL, *source = NULL;
-        WatchFs *fs, **list;
+/* The superblock device and type of the filesystem dir_fd is on. */
+static int dir_fs(int dir_fd, dev_t *ret_dev, char **ret_type) {
         uint64_t mnt;
-        dev_t dev;
         int r;
 
         r = fd_mount_id(dir_fd, &mnt);
         if (r < 0)
                 return r;
-        r = mount_info(mnt, &dev, &type, &source);
+        return mount_info(mnt, ret_dev, ret_type);
+}
+
+/*
+ * What handles are decoded against, found from dir_fd (a directory of
+ * fs): for btrfs its top-level root, else (or where that cannot be had)
+ * dir_fd's own mount.
+ */
+static int fs_root_from(WatchFs *fs, int dir_fd) {
+        int fd = fs->btrfs ? reopen_dir(btrfs_top_root(dir_fd)) : -EOPNOTSUPP;
+
+        fs->top = fd >= 0;
+        if (fd < 0) {
+                fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+                fd = fd < 0 ? -errno : fd;
+        }
+        return fd;
+}
+
+/* Find fs->root_fd for a batch, from fs->path; -EXDEV: that path is on another filesystem now. */
+static int fs_open_root(WatchFs *fs) {
+        _cleanup_free_ char *type = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        dev_t dev;
+        int r;
+
+        if (fs->root_fd >= 0)
+                return 0;
+        dir = chase_dir(AT_FDCWD, fs->path, NULL);
+        if (dir < 0)
+                return dir;
+        r = dir_fs(dir, &dev, &type);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < w->n_fs; i++)
-                if (w->fs[i]->dev == dev) {
-                        *ret = w->fs[i];
-                        return 0;
-                }
+        if (dev != fs->dev)
+                return -EXDEV;
+        r = fs_root_from(fs, dir);
+        if (r < 0)
+                return r;
+        fs->root_fd = r;
+        return 0;
+}
+
+static void fs_close_root(WatchFs *fs) {
+        fs->root_fd = safe_close(fs->root_fd);
+}
+
+/* Mark the filesystem (again: a filesystem unmounted and mounted anew is a new one to the kernel). */
+static int fs_mark(WatchFs *fs, int dir_fd) {
+        _cleanup_close_ int root = fs_root_from(fs, dir_fd);
+
+        if (root < 0)
+                return root;
+        if (fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, root, ".") < 0)
+                return -errno;
+        return 0;
+}
+
+int watch_add(Watch *w, int dir_fd, const char *path, WatchFs **ret) {
+        _cleanup_free_ char *type = NULL, *copy = strdup(path);
+        WatchFs *fs = NULL, **list;
+        dev_t dev;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        r = dir_fs(dir_fd, &dev, &type);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_fs && !fs; i++)
+                if (w->fs[i]->dev == dev)
+                        fs = w->fs[i];
+        if (fs) {
+                r = fs_mark(fs, dir_fd);
+                if (r < 0)
+                        return r;
+                free(fs->path);
+                fs->path = TAKE_PTR(copy);
+                *ret = fs;
+                return 0;
+        }
 
         fs = calloc(1, sizeof(*fs));
         if (!fs)
                 return -ENOMEM;
-        *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF };
+        *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF, .btrfs = strcmp(type, "btrfs") == 0,
+                          .path = TAKE_PTR(copy) };
         fs->fan_fd = fan_group(w->bounded);
         if (fs->fan_fd < 0) {
                 r = fs->fan_fd;
                 goto fail;
         }
-        /*
-         * The filesystem's root, as a mount of its own: for btrfs through a
-         * handle (no device needed), else a new mount of the device.
-         */
-        fs->root_fd = strcmp(type, "btrfs") == 0 ? reopen_dir(btrfs_top_root(dir_fd)) : -EOPNOTSUPP;
-        if (fs->root_fd < 0)
-                fs->root_fd = reopen_dir(detached_root(type, source));
-        fs->detached = fs->root_fd >= 0;
-        if (fs->detached && mark_filesystem(fs->fan_fd, fs->root_fd) < 0) {
-                fs->root_fd = safe_close(fs->root_fd);
-                fs->detached = false;
-        }
-        if (!fs->detached) {
-                fs->root_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-                if (fs->root_fd < 0) {
-                        r = -errno;
-                        goto fail;
-                }
-                r = mark_filesystem(fs->fan_fd, fs->root_fd);
-                if (r < 0)
-                        goto fail;
-        }
+        r = fs_mark(fs, dir_fd);
+        if (r < 0)
+                goto fail;
         if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fs->fan_fd,
                       &(struct epoll_event) { .events = EPOLLIN, .data.ptr = fs }) < 0) {
                 r = -errno;
@@ -427,7 +439,8 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCa
  * Read fs's queue: at most max_reads reads (0: until it is empty).  Returns
  * 1 when it is empty, 0 when events may be left, or -errno.
  */
-static int process_fs(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb, void *userdata) {
+static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb,
+                            void *userdata) {
         /* Records are only 4-byte aligned: each is copied out before use. */
         char buf[8192];
 
@@ -460,12 +473,24 @@ static int process_fs(WatchFs *fs, unsigned max_reads, usec_t deadline, const Wa
                                 cb->moved(fs, userdata);
                         if (m.mask & FAN_Q_OVERFLOW)
                                 cb->unknown(fs, "the change queue overflowed", true, userdata);
-                        else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata))
-                                handle_event(fs, buf + off, m.event_len, cb, userdata);
+                        else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata)) {
+                                if (fs_open_root(fs) < 0)
+                                        cb->unknown(fs, "a change on a filesystem no longer reached through its job's source",
+                                                    false, userdata);
+                                else
+                                        handle_event(fs, buf + off, m.event_len, cb, userdata);
+                        }
                         off += m.event_len;
                 }
         }
         return 0;
+}
+
+static int process_fs(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb, void *userdata) {
+        int r = process_fs_batch(fs, max_reads, deadline, cb, userdata);
+
+        fs_close_root(fs);
+        return r;
 }
 
 int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {

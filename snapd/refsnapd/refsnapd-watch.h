@@ -13,17 +13,19 @@
  * tree of any size costs no watches (inotify would need one per
  * directory and run out).
  *
- * The mark is placed on the root of the whole filesystem, reached as a
- * detached mount of it that the daemon makes for itself, visible to
- * nobody: a btrfs subvolume refuses a filesystem mark of its own (EXDEV,
- * also where a job's source is the root of a mounted subvolume), and
- * ".." climbs from every directory of the filesystem to that root,
- * whichever mount or subvolume a job names it through.  For btrfs that
- * root is the top-level subvolume's directory, reached by a file handle
- * through the job's own mount and cloned (open_tree(2)): no block device
- * is opened, which the unit's device policy would refuse; for others a
- * new mount of the device (fsopen(2), fsmount(2)).  Where neither can be
- * made, the job's own source directory is marked and used instead.
+ * The mark is placed through the filesystem's root where it can be had:
+ * a btrfs subvolume refuses a filesystem mark of its own (EXDEV, also
+ * where a job's source is the root of a mounted subvolume), so for btrfs
+ * the top-level subvolume's root directory is reached by a file handle
+ * through the job's own mount and cloned (open_tree(2)) into a detached
+ * mount visible to nobody, from which ".." climbs from every directory of
+ * the filesystem, whichever mount or subvolume a job names it through.
+ * No block device is opened (the unit's device policy would refuse it).
+ * Elsewhere the job's own mount is used.
+ *
+ * Nothing on a watched filesystem is held open between batches of events
+ * (the mark does not keep it busy): each batch finds its root again from
+ * a job's source path, so that after umount its device can be removed.
  *
  * The watch does not decide which job a change belongs to: it hands the
  * changed directory over as a descriptor, with the entry's name, and the
@@ -75,10 +77,13 @@ Watch *watch_free(Watch *w);
 int watch_fd(const Watch *w);
 
 /*
- * Watch the filesystem of the directory dir_fd (a job's source).  *ret is
- * that filesystem's watch, shared by every job on it.
+ * Watch the filesystem of the directory dir_fd (a job's source, named
+ * path).  *ret is that filesystem's watch, shared by every job on it; one
+ * already there is marked again (a filesystem mounted anew is another to
+ * the kernel).  Nothing on the filesystem is kept open: at each batch of
+ * events the latest path given is opened again to decode them.
  */
-int watch_add(Watch *w, int dir_fd, WatchFs **ret);
+int watch_add(Watch *w, int dir_fd, const char *path, WatchFs **ret);
 
 /* Drop the groups (and the mounts that keep their filesystems busy) of every filesystem not in keep. */
 void watch_retain(Watch *w, WatchFs *const *keep, size_t n);
@@ -98,5 +103,5 @@ int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata);
  */
 int watch_drain(Watch *w, usec_t budget, const WatchCallbacks *cb, void *userdata);
 
-/* How the filesystem is watched: "the filesystem root", or "the source directory". */
+/* How the filesystem is watched: "the filesystem root", or "the source's mount". */
 const char *watch_fs_how(const WatchFs *fs);
