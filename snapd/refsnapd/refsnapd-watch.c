@@ -37,6 +37,12 @@ static usec_t now_monotonic(void) {
 
 /* Reads of one group per wakeup: a bounded batch, then the loop runs other work. */
 #define WATCH_READS_PER_WAKEUP 4
+/*
+ * Events decoded since a group's queue was last found empty, past which
+ * its filesystem's jobs count as changed: the rest is read undecoded (a
+ * flood costs a read per 8 KiB, not a decode and a walk per event).
+ */
+#define WATCH_BACKLOG_MAX 10000
 
 struct WatchFs {
         dev_t dev;              /* the superblock's (mountinfo), the same through every mount */
@@ -44,6 +50,7 @@ struct WatchFs {
         char *path;             /* a job's source on it: where root_fd is found from */
         bool btrfs;
         bool top;               /* root_fd was the filesystem's root when last found */
+        unsigned backlog;       /* events decoded since its queue was last empty */
         /*
          * What handles are decoded against: found at each batch of events
          * and closed after it, so that nothing keeps the filesystem busy
@@ -453,8 +460,10 @@ static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, co
                 if (len < 0) {
                         int r = -errno;         /* before the callback, which logs */
 
-                        if (r == -EAGAIN)
+                        if (r == -EAGAIN) {
+                                fs->backlog = 0;
                                 return 1;
+                        }
                         if (r == -EINTR)
                                 continue;
                         cb->unknown(fs, "a failed read of the change queue", true, userdata);
@@ -474,7 +483,10 @@ static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, co
                         if (m.mask & FAN_Q_OVERFLOW)
                                 cb->unknown(fs, "the change queue overflowed", true, userdata);
                         else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata)) {
-                                if (fs_open_root(fs) < 0)
+                                if (++fs->backlog > WATCH_BACKLOG_MAX) {
+                                        cb->unknown(fs, "a backlog of more than 10000 changes", true, userdata);
+                                        fs->backlog = 0;
+                                } else if (fs_open_root(fs) < 0)
                                         cb->unknown(fs, "a change on a filesystem no longer reached through its job's source",
                                                     false, userdata);
                                 else
