@@ -30,7 +30,8 @@
                         (m)->listener.event(__VA_ARGS__, (m)->listener.userdata); \
         } while (0)
 
-static void manager_read_queue(Manager *m);
+static int manager_read_queue(Manager *m, bool decide);
+static void manager_note_exited(Manager *m, pid_t pid);
 
 static void manager_update_status(Manager *m) {
         _cleanup_free_ char *status = NULL;
@@ -137,7 +138,9 @@ int manager_track_child(Manager *m, pid_t pid) {
 }
 
 void manager_child_gone(Manager *m, pid_t pid) {
-        manager_read_queue(m);  /* its last changes, while they are known as its own */
+        /* Its last changes may still be queued: read them while it is known as the daemon's own. */
+        if (manager_read_queue(m, false) != 0)
+                manager_note_exited(m, pid);
         for (size_t i = 0; i < m->n_others; i++)
                 if (m->others[i] == pid) {
                         m->others[i] = m->others[--m->n_others];
@@ -180,8 +183,9 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         char name[SNAPSHOT_NAME_MAX] = "";
 
-        /* Its last changes are still queued: read while they are known as its own. */
-        manager_read_queue(m);
+        /* Its last changes may still be queued: read them while it is known as the daemon's own. */
+        if (manager_read_queue(m, false) != 0)
+                manager_note_exited(m, js->child);
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
@@ -283,7 +287,7 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         if (!job || js->manager->stopping)
                 return 0;
         if (!js->child)
-                manager_read_queue(js->manager);
+                (void) manager_read_queue(js->manager, true);
         if (js->child) {
                 log_job(LOG_NOTICE, js->name, "previous snapshot still running, not starting another");
         } else if (job_may_skip(js, now_realtime())) {
@@ -375,6 +379,9 @@ static bool on_watch_own(pid_t pid, void *userdata) {
         for (size_t i = 0; i < m->n_others; i++)
                 if (m->others[i] == pid)
                         return true;
+        for (size_t i = 0; i < m->n_exited; i++)
+                if (m->exited[i] == pid)
+                        return true;
         return false;
 }
 
@@ -431,14 +438,35 @@ static const WatchCallbacks watch_callbacks = {
 };
 
 /*
- * Read what is queued now, before a decision that must have seen it: a
- * due time (the queue is otherwise read at idle priority, after timers),
- * or a child's reaping (its last events are still known as its own).  A
- * backlog not read within READ_QUEUE_BUDGET counts as a change.
+ * Read what is queued now, before a decision that must have seen it (the
+ * queue is otherwise read at idle priority, after timers): with decide, a
+ * due time's, where a backlog not read within READ_QUEUE_BUDGET counts as
+ * a change; without, a child's reaping.  Once every queue has been read
+ * to its end, the changes of the children reaped before are all seen.
+ * Returns 0 then, else non-zero.
  */
-static void manager_read_queue(Manager *m) {
-        if (m->watch)
-                (void) watch_drain(m->watch, READ_QUEUE_BUDGET, &watch_callbacks, m);
+static int manager_read_queue(Manager *m, bool decide) {
+        int r;
+
+        if (!m->watch)
+                return 0;
+        r = watch_drain(m->watch, READ_QUEUE_BUDGET, decide, &watch_callbacks, m);
+        if (r == 0)
+                m->n_exited = 0;
+        return r;
+}
+
+/*
+ * A child of the daemon was reaped before its changes could all be read:
+ * those still queued stay its own until every queue has been read to its
+ * end (the last few such children, the oldest forgotten first).
+ */
+static void manager_note_exited(Manager *m, pid_t pid) {
+        if (m->n_exited == ELEMENTSOF(m->exited)) {
+                memmove(m->exited, m->exited + 1, sizeof(m->exited) - sizeof(m->exited[0]));
+                m->n_exited--;
+        }
+        m->exited[m->n_exited++] = pid;
 }
 
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -59,6 +59,9 @@ struct Manager {
         /* Children that are no job's worker: D-Bus prunes, workers of dropped jobs. */
         pid_t *others;
         size_t n_others;
+        /* Children reaped since the queues were last read to their end. */
+        pid_t exited[16];
+        size_t n_exited;
         bool stopping;
 };
 

@@ -521,7 +521,7 @@ int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {
         return r;
 }
 
-int watch_drain(Watch *w, usec_t budget, const WatchCallbacks *cb, void *userdata) {
+int watch_drain(Watch *w, usec_t budget, bool backlog_unknown, const WatchCallbacks *cb, void *userdata) {
         usec_t deadline = now_monotonic() + budget;
         int r = 0;
 
@@ -530,8 +530,9 @@ int watch_drain(Watch *w, usec_t budget, const WatchCallbacks *cb, void *userdat
 
                 if (k == 0) {
                         /* Left unread: what it holds counts, unread. */
-                        cb->unknown(w->fs[i], "more queued changes than could be read by the due time", true,
-                                    userdata);
+                        if (backlog_unknown)
+                                cb->unknown(w->fs[i], "more queued changes than could be read by the due time",
+                                            true, userdata);
                         if (r == 0)
                                 r = 1;
                 } else if (k < 0 && r == 0)

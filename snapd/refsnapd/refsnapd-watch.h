@@ -97,11 +97,12 @@ int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata);
 
 /*
  * Read every queued event now, for at most budget: what the decision at a
- * due time must have seen.  A group whose queue is not empty by then is
- * told unknown() (lost: true), the rest of it left for later.  Returns 0,
- * 1 when something was left, or -errno.
+ * due time must have seen.  The rest of a queue not empty by then is left
+ * for later, and with backlog_unknown its group told unknown() (lost:
+ * true).  Returns 0 when every queue was read to its end, 1 when
+ * something was left, or -errno.
  */
-int watch_drain(Watch *w, usec_t budget, const WatchCallbacks *cb, void *userdata);
+int watch_drain(Watch *w, usec_t budget, bool backlog_unknown, const WatchCallbacks *cb, void *userdata);
 
 /* How the filesystem is watched: "the filesystem root", or "the source's mount". */
 const char *watch_fs_how(const WatchFs *fs);
