@@ -454,7 +454,8 @@ static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, co
         for (unsigned reads = 0; max_reads == 0 || reads < max_reads; reads++) {
                 ssize_t len;
 
-                if (deadline != 0 && now_monotonic() >= deadline)
+                /* At least one read: an empty queue is never taken for a backlog. */
+                if (reads > 0 && deadline != 0 && now_monotonic() >= deadline)
                         return 0;
                 len = read(fs->fan_fd, buf, sizeof(buf));
                 if (len < 0) {
