@@ -15,8 +15,10 @@
 #include "fd-util.h"
 #include "hook.h"
 #include "log.h"
+#include "mountpoint-util.h"
 #include "macro.h"
 #include "path-util.h"
+#include "refsnapd-attribution.h"
 #include "refsnapd-manager.h"
 #include "refsnapd-worker.h"
 #include "schedule.h"
@@ -28,6 +30,9 @@
                 if ((m)->listener.event)                                        \
                         (m)->listener.event(__VA_ARGS__, (m)->listener.userdata); \
         } while (0)
+
+static int manager_read_queue(Manager *m, bool decide);
+static void manager_note_exited(Manager *m, pid_t pid);
 
 static void manager_update_status(Manager *m) {
         _cleanup_free_ char *status = NULL;
@@ -71,7 +76,6 @@ static usec_t newest_snapshot(const Job *job, char name[static SNAPSHOT_NAME_MAX
 }
 
 static int job_schedule(JobState *js, usec_t when);
-static void manager_read_changes(Manager *m);
 
 /* What a worker's exit status means for its job. */
 static void job_note_exit(JobState *js, int code, int sig, char name[static SNAPSHOT_NAME_MAX]) {
@@ -135,6 +139,9 @@ int manager_track_child(Manager *m, pid_t pid) {
 }
 
 void manager_child_gone(Manager *m, pid_t pid) {
+        /* Its last changes may still be queued: read them while it is known as the daemon's own. */
+        if (manager_read_queue(m, false) != 0)
+                manager_note_exited(m, pid);
         for (size_t i = 0; i < m->n_others; i++)
                 if (m->others[i] == pid) {
                         m->others[i] = m->others[--m->n_others];
@@ -177,12 +184,9 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         char name[SNAPSHOT_NAME_MAX] = "";
 
-        /*
-         * Its last changes may still wait in the queue (read at idle
-         * priority, after this): read them while they are still known as
-         * its own, not someone else's change to the job's source.
-         */
-        manager_read_changes(m);
+        /* Its last changes may still be queued: read them while it is known as the daemon's own. */
+        if (manager_read_queue(m, false) != 0)
+                manager_note_exited(m, js->child);
         js->child = 0;
         js->child_source = sd_event_source_unref(js->child_source);
         job_note_exit(js, code, si->si_status, name);
@@ -295,9 +299,10 @@ int manager_job_decide(JobState *js, usec_t due) {
                 return -EBUSY;
         /*
          * Changes already in the queue count: the queue is read at idle
-         * priority, after timers and the bus, so read it before deciding.
+         * priority, after timers and the bus, so read it before deciding
+         * (a backlog left unread counts as a change).
          */
-        manager_read_changes(js->manager);
+        (void) manager_read_queue(js->manager, true);
         now = now_realtime();
         if (!job_may_skip(js, now)) {
                 if (due == 0)
@@ -363,37 +368,35 @@ static JobState *job_state_free(JobState *js) {
 }
 
 /*
- * Which jobs a changed directory belongs to, by inode identity: walk up
- * its ".." chain and compare each directory with the jobs' sources.  A
- * source named through a symbolic link, reached through a bind mount, or
- * "/" itself, is the same inode whatever the path.  A small cache keeps
- * the answer per directory (a bit per job, up to 64 jobs), cleared when
- * any directory moves or goes and at every reload.
+ * Which jobs a change belongs to is the attribution's to say
+ * (refsnapd-attribution.h); the walk up from a change stops being an
+ * exact answer past this many directories, and says "unknown".
  */
-#define ATTR_CACHE_SIZE 1024
-#define ATTR_MAX_DEPTH 4096
-
-typedef struct AttrCache {
-        struct {
-                FileId id;
-                uint64_t jobs;
-                unsigned gen;
-        } slot[ATTR_CACHE_SIZE];
-} AttrCache;
-
-static void attr_cache_clear(Manager *m) {
-        m->attr_gen++;
-}
-
-static size_t attr_slot(FileId id) {
-        return (size_t) ((id.ino * 0x9e3779b97f4a7c15ULL) ^ id.dev) % ATTR_CACHE_SIZE;
-}
+#define ATTR_MAX_DEPTH 1024
+/* How long a decision may spend reading what is queued before it. */
+#define READ_QUEUE_BUDGET (USEC_PER_SEC / 5)
 
 static void job_mark_changed(JobState *js, int level, const char *why) {
         if (js->changed || !js->job)
                 return;
         js->changed = true;
         log_job(level, js->name, "changed: %s", why);
+}
+
+/* The watched jobs' sources, for the attribution: source i is m->jobs[i]'s. */
+static void manager_update_sources(Manager *m) {
+        _cleanup_free_ FileId *ids = NULL;
+
+        if (!m->attribution)
+                return;
+        ids = calloc(m->n_jobs + 1, sizeof(*ids));
+        if (ids)
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        if (m->jobs[i] && m->jobs[i]->job && m->jobs[i]->watched)
+                                ids[i] = m->jobs[i]->source_id;
+        if (!ids || attribution_set_sources(m->attribution, ids, m->n_jobs) < 0)
+                /* Without it every change counts for every job on its filesystem. */
+                m->attribution = attribution_free(m->attribution);
 }
 
 static bool on_watch_own(pid_t pid, void *userdata) {
@@ -407,6 +410,9 @@ static bool on_watch_own(pid_t pid, void *userdata) {
         for (size_t i = 0; i < m->n_others; i++)
                 if (m->others[i] == pid)
                         return true;
+        for (size_t i = 0; i < m->n_exited; i++)
+                if (m->exited[i] == pid)
+                        return true;
         return false;
 }
 
@@ -419,77 +425,80 @@ static bool on_watch_wanted(const WatchFs *fs, void *userdata) {
         return false;
 }
 
+static void on_watch_moved(const WatchFs *fs, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->attribution)
+                attribution_forget(m->attribution);
+}
+
 static void on_watch_unknown(const WatchFs *fs, const char *why, bool lost, void *userdata) {
         Manager *m = userdata;
 
+        /* Lost events may have moved directories: nothing cached can be trusted. */
+        if (lost && m->attribution)
+                attribution_forget(m->attribution);
         /* Lost events are worth a line: a snapshot is taken for them. */
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->fs == fs)
                         job_mark_changed(m->jobs[i], lost ? LOG_NOTICE : LOG_DEBUG, why);
 }
 
-static void on_watch_changed(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata) {
+static void on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
         Manager *m = userdata;
-        bool cacheable = m->attr_cache && m->n_jobs <= 64;
-        _cleanup_close_ int cur = -EBADF;
-        uint64_t jobs = 0;
-        struct stat st, up;
-        FileId start;
+        bool few[64] = {}, *hits = m->n_jobs <= ELEMENTSOF(few) ? few : calloc(m->n_jobs, sizeof(bool));
+        const char *why = "a change that cannot be attributed";
 
-        if (dir_moved)
-                attr_cache_clear(m);
-        cur = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (cur < 0 || fstat(cur, &st) < 0)
-                return on_watch_unknown(fs, "a changed directory that cannot be examined", false, m);
-        start = file_id(&st);
-        for (unsigned depth = 0; depth < ATTR_MAX_DEPTH; depth++) {
-                FileId id = file_id(&st);
-                size_t h = attr_slot(id);
-                int next;
-
-                if (cacheable && m->attr_cache->slot[h].gen == m->attr_gen &&
-                    file_id_equal(m->attr_cache->slot[h].id, id)) {
-                        jobs |= m->attr_cache->slot[h].jobs;
-                        break;
-                }
+        if (!hits || !m->attribution || attribution_n_sources(m->attribution) != m->n_jobs ||
+            attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
+                on_watch_unknown(fs, why, false, m);
+        else
                 for (size_t i = 0; i < m->n_jobs; i++)
-                        if (m->jobs[i]->job && m->jobs[i]->watched && file_id_equal(m->jobs[i]->source_id, id)) {
-                                if (i < 64)
-                                        jobs |= UINT64_C(1) << i;       /* marked below, and cached */
-                                else
-                                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
-                        }
-                next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (next < 0)
-                        break;  /* above the root it was decoded against: nothing of ours */
-                if (fstat(next, &up) < 0) {
-                        safe_close(next);
-                        return on_watch_unknown(fs, "a changed directory whose parent cannot be examined", false, m);
-                }
-                safe_close(cur);
-                cur = next;
-                if (stat_inode_same(&up, &st))
-                        break;  /* the root */
-                st = up;
-        }
-        if (cacheable) {
-                size_t h = attr_slot(start);
-
-                m->attr_cache->slot[h].id = start;
-                m->attr_cache->slot[h].jobs = jobs;
-                m->attr_cache->slot[h].gen = m->attr_gen;
-        }
-        for (size_t i = 0; i < m->n_jobs && i < 64; i++)
-                if (jobs & (UINT64_C(1) << i))
-                        job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+                        if (hits[i])
+                                job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+        if (hits != few)
+                free(hits);
 }
 
 static const WatchCallbacks watch_callbacks = {
         .own = on_watch_own,
         .wanted = on_watch_wanted,
+        .moved = on_watch_moved,
         .changed = on_watch_changed,
         .unknown = on_watch_unknown,
 };
+
+/*
+ * Read what is queued now, before a decision that must have seen it (the
+ * queue is otherwise read at idle priority, after timers): with decide, a
+ * due time's, where a backlog not read within READ_QUEUE_BUDGET counts as
+ * a change; without, a child's reaping.  Once every queue has been read
+ * to its end, the changes of the children reaped before are all seen.
+ * Returns 0 then, else non-zero.
+ */
+static int manager_read_queue(Manager *m, bool decide) {
+        int r;
+
+        if (!m->watch)
+                return 0;
+        r = watch_drain(m->watch, READ_QUEUE_BUDGET, decide, &watch_callbacks, m);
+        if (r == 0)
+                m->n_exited = 0;
+        return r;
+}
+
+/*
+ * A child of the daemon was reaped before its changes could all be read:
+ * those still queued stay its own until every queue has been read to its
+ * end (the last few such children, the oldest forgotten first).
+ */
+static void manager_note_exited(Manager *m, pid_t pid) {
+        if (m->n_exited == ELEMENTSOF(m->exited)) {
+                memmove(m->exited, m->exited + 1, sizeof(m->exited) - sizeof(m->exited[0]));
+                m->n_exited--;
+        }
+        m->exited[m->n_exited++] = pid;
+}
 
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
@@ -500,21 +509,6 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 log_warning("reading the change queue: %s; the jobs on that filesystem count as changed",
                             strerror(-r));
         return 0;
-}
-
-/*
- * Read what the change queue holds now, before a decision that depends on
- * it; bounded, so that a filesystem changing without end cannot hold the
- * loop.
- */
-static void manager_read_changes(Manager *m) {
-        struct pollfd p;
-
-        if (!m->watch)
-                return;
-        p = (struct pollfd) { .fd = watch_fd(m->watch), .events = POLLIN };
-        for (unsigned i = 0; i < 64 && poll(&p, 1, 0) > 0; i++)
-                (void) on_watch(NULL, p.fd, EPOLLIN, m);
 }
 
 /* The state of a job the daemon has not run yet: what its store says. */
@@ -565,12 +559,16 @@ static void job_watch(JobState *js) {
 
         js->watched = false;
         js->fs = NULL;
+        js->source_mnt = 0;
+        manager_update_sources(m);
         if (!m->watch)
                 return;
         fd = chase_dir(AT_FDCWD, js->job->source, NULL);
         r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
         if (r >= 0)
-                r = watch_add(m->watch, fd, &js->fs);
+                r = fd_mount_id(fd, &js->source_mnt);
+        if (r >= 0)
+                r = watch_add(m->watch, fd, js->job->source, &js->fs);
         if (r < 0) {
                 js->fs = NULL;
                 if (js->job->on_change)
@@ -582,6 +580,7 @@ static void job_watch(JobState *js) {
         js->source_id = file_id(&st);
         js->watched = true;
         log_job(LOG_DEBUG, js->name, "watching %s through %s", js->job->source, watch_fs_how(js->fs));
+        manager_update_sources(m);      /* and forget what was cached */
 }
 
 /* Missed a due time (downtime, suspend)?  One snapshot now. */
@@ -608,6 +607,37 @@ static void manager_retain_watches(Manager *m) {
                 if (m->jobs[i]->fs)
                         keep[n++] = m->jobs[i]->fs;
         watch_retain(m->watch, keep, n);
+}
+
+/*
+ * The mount table changed: a job whose source is now on another mount
+ * (its filesystem unmounted, mounted anew, or covered) is watched anew,
+ * and counts as changed, since what happened meanwhile was not seen.  A
+ * filesystem comes back as a new one to the kernel, and so is marked
+ * again.
+ */
+static int on_mounts(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+                _cleanup_close_ int dir = -EBADF;
+                uint64_t mnt = 0;
+
+                if (!js->job)
+                        continue;
+                dir = chase_dir(AT_FDCWD, js->job->source, NULL);
+                if (dir >= 0 && fd_mount_id(dir, &mnt) >= 0 && mnt == js->source_mnt && js->watched)
+                        continue;
+                dir = safe_close(dir);
+                job_mark_changed(js, LOG_INFO, "the mounts of its source changed");
+                job_watch(js);
+                any = true;
+        }
+        if (any)
+                manager_retain_watches(m);
+        return 0;
 }
 
 /* Do a and b snapshot the same tree into the same store? */
@@ -670,7 +700,7 @@ static int manager_apply_config(Manager *m) {
         free(m->jobs);
         m->jobs = jobs;
         m->n_jobs = m->config->n_jobs;
-        attr_cache_clear(m);    /* the jobs' indices changed */
+        manager_update_sources(m);      /* the jobs' indices changed */
         manager_retain_watches(m);
         return 0;
 }
@@ -777,6 +807,7 @@ int manager_init(Manager *m) {
         sigset_t mask;
         int r;
 
+        m->mountinfo_fd = -EBADF;
         r = manager_load_config(m->config_path, m->dropins, &m->config);
         if (r < 0) {
                 log_error("%s: configuration has errors, not starting", m->config_path);
@@ -800,8 +831,9 @@ int manager_init(Manager *m) {
                 return r;
         (void) sd_event_set_watchdog(m->event, true);
 
-        m->attr_cache = calloc(1, sizeof(*m->attr_cache));      /* without it: no cache */
-        m->attr_gen = 1;
+        r = attribution_new(ATTR_MAX_DEPTH, &m->attribution);
+        if (r < 0)
+                return r;
         r = watch_new(m->config->watch_queue_bounded, &m->watch);
         if (r < 0) {
                 log_warning("cannot watch for changes (fanotify: %s): every due snapshot will be taken",
@@ -810,6 +842,12 @@ int manager_init(Manager *m) {
         }
         r = sd_event_add_io(m->event, &m->watch_source, watch_fd(m->watch), EPOLLIN, on_watch, m);
         if (r < 0)
+                return r;
+        /* Mounts and unmounts: /proc/self/mountinfo polls EPOLLPRI at each. */
+        m->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (m->mountinfo_fd < 0)
+                log_warning("cannot open /proc/self/mountinfo (%m): a filesystem mounted anew is not watched anew");
+        else if ((r = sd_event_add_io(m->event, &m->mounts_source, m->mountinfo_fd, EPOLLPRI, on_mounts, m)) < 0)
                 return r;
         /* Changes wait for timers, signals and the bus: a busy filesystem never starves them. */
         return sd_event_source_set_priority(m->watch_source, SD_EVENT_PRIORITY_IDLE);
@@ -833,9 +871,11 @@ void manager_done(Manager *m) {
         m->jobs = mfree(m->jobs);
         m->n_jobs = 0;
         m->watch_source = sd_event_source_disable_unref(m->watch_source);
+        m->mounts_source = sd_event_source_disable_unref(m->mounts_source);
+        m->mountinfo_fd = safe_close(m->mountinfo_fd);
         m->kill_timer = sd_event_source_disable_unref(m->kill_timer);
         m->watch = watch_free(m->watch);
-        m->attr_cache = mfree(m->attr_cache);
+        m->attribution = attribution_free(m->attribution);
         m->status = mfree(m->status);
         m->others = mfree(m->others);
         m->n_others = 0;

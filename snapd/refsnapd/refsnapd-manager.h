@@ -28,6 +28,7 @@ typedef struct JobState {
         bool watched;
         WatchFs *fs;            /* the watch of its source's filesystem, when watched */
         FileId source_id;       /* its source, by identity: what changes are attributed to */
+        uint64_t source_mnt;    /* the mount its source was on when watched */
         char result[128];
         pid_t child;
         sd_event_source *timer, *child_source;
@@ -50,14 +51,17 @@ struct Manager {
         JobState **jobs;
         size_t n_jobs;
         Watch *watch;
-        sd_event_source *watch_source, *kill_timer;
-        struct AttrCache *attr_cache;   /* changed directory -> the jobs whose source holds it */
-        unsigned attr_gen;
+        sd_event_source *watch_source, *kill_timer, *mounts_source;
+        int mountinfo_fd;       /* polled for mounts and unmounts */
+        struct Attribution *attribution;        /* a change -> the jobs it belongs to */
         ManagerListener listener;
         char *status;           /* the last STATUS= line */
         /* Children that are no job's worker: D-Bus prunes, workers of dropped jobs. */
         pid_t *others;
         size_t n_others;
+        /* Children reaped since the queues were last read to their end. */
+        pid_t exited[16];
+        size_t n_exited;
         bool stopping;
 };
 

@@ -3,18 +3,24 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <sys/epoll.h>
 #include <sys/fanotify.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "macro.h"
+#include "chase.h"
 #include "mountpoint-util.h"
 #include "refsnapd-watch.h"
 
@@ -22,14 +28,35 @@
                     FAN_ATTRIB | FAN_DELETE_SELF | FAN_MOVE_SELF | FAN_ONDIR)
 #define WATCH_DIR_MOVED (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF)
 
+static usec_t now_monotonic(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
 /* Reads of one group per wakeup: a bounded batch, then the loop runs other work. */
 #define WATCH_READS_PER_WAKEUP 4
+/*
+ * Events decoded since a group's queue was last found empty, past which
+ * its filesystem's jobs count as changed: the rest is read undecoded (a
+ * flood costs a read per 8 KiB, not a decode and a walk per event).
+ */
+#define WATCH_BACKLOG_MAX 10000
 
 struct WatchFs {
         dev_t dev;              /* the superblock's (mountinfo), the same through every mount */
         int fan_fd;             /* this filesystem's fanotify group */
-        int root_fd;            /* what handles are decoded against */
-        bool detached;          /* root_fd is a detached mount of the filesystem's root */
+        char *path;             /* a job's source on it: where root_fd is found from */
+        bool btrfs;
+        bool top;               /* root_fd was the filesystem's root when last found */
+        unsigned backlog;       /* events decoded since its queue was last empty */
+        /*
+         * What handles are decoded against: found at each batch of events
+         * and closed after it, so that nothing keeps the filesystem busy
+         * between batches (umount, then removing its device, succeeds).
+         */
+        int root_fd;
 };
 
 struct Watch {
@@ -44,6 +71,7 @@ static WatchFs *watch_fs_free(WatchFs *fs) {
                 return NULL;
         safe_close(fs->fan_fd);
         safe_close(fs->root_fd);
+        free(fs->path);
         free(fs);
         return NULL;
 }
@@ -85,7 +113,7 @@ int watch_fd(const Watch *w) {
 }
 
 const char *watch_fs_how(const WatchFs *fs) {
-        return fs->detached ? "the filesystem root" : "the source directory";
+        return fs->top ? "the filesystem root" : "the source's mount";
 }
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -102,8 +130,8 @@ static void unescape(char *s) {
         *o = '\0';
 }
 
-/* The superblock device, type and source of mount mnt_id, from mountinfo. */
-static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type, char **ret_source) {
+/* The superblock device and type of mount mnt_id, from mountinfo. */
+static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type) {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         char *line = NULL;
         size_t size = 0;
@@ -114,64 +142,109 @@ static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type, char **r
         while (getline(&line, &size, f) > 0) {
                 unsigned long long id;
                 unsigned maj, min;
-                char *dash, type[64], source[PATH_MAX];
+                char *dash, type[64];
 
                 if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) != 3 || id != mnt_id)
                         continue;
                 dash = strstr(line, " - ");
-                if (!dash || sscanf(dash, " - %63s %4095s", type, source) != 2)
+                if (!dash || sscanf(dash, " - %63s", type) != 1)
                         break;
-                unescape(source);
+                unescape(type);
                 *ret_dev = makedev(maj, min);
                 *ret_type = strdup(type);
-                *ret_source = strdup(source);
-                r = *ret_type && *ret_source ? 0 : -ENOMEM;
-                if (r < 0) {
-                        *ret_type = mfree(*ret_type);
-                        *ret_source = mfree(*ret_source);
-                }
+                r = *ret_type ? 0 : -ENOMEM;
                 break;
         }
         free(line);
         return r;
 }
 
-static int fs_create(const char *type, const char *source, bool ro) {
-        _cleanup_close_ int fsfd = fsopen(type, FSOPEN_CLOEXEC);
+/*
+ * The generation of the top-level subvolume's root directory (a file
+ * handle names it): read from the filesystem tree with
+ * BTRFS_IOC_TREE_SEARCH, through any directory of the filesystem.
+ */
+static int btrfs_top_generation(int dir_fd, uint32_t *ret) {
+        struct btrfs_ioctl_search_args args = {
+                .key = {
+                        .tree_id = BTRFS_FS_TREE_OBJECTID,
+                        .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                        .max_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                        .min_type = BTRFS_INODE_ITEM_KEY,
+                        .max_type = BTRFS_INODE_ITEM_KEY,
+                        .max_offset = UINT64_MAX,
+                        .max_transid = UINT64_MAX,
+                        .nr_items = 1,
+                },
+        };
+        struct btrfs_ioctl_search_header sh;
+        _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint64_t gen;
 
-        if (fsfd < 0)
+        if (fd < 0)
                 return -errno;
-        if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+        if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
                 return -errno;
-        /* The top-level subvolume: every subvolume lies below it. */
-        if (strcmp(type, "btrfs") == 0 && fsconfig(fsfd, FSCONFIG_SET_STRING, "subvolid", "5", 0) < 0)
-                return -errno;
-        if (ro && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0)
-                return -errno;
-        if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        return TAKE_FD(fsfd);
+        if (args.key.nr_items < 1)
+                return -ENOENT;
+        memcpy(&sh, args.buf, sizeof(sh));
+        if (sh.objectid != BTRFS_FIRST_FREE_OBJECTID || sh.type != BTRFS_INODE_ITEM_KEY || sh.len < sizeof(gen))
+                return -EIO;
+        /* struct btrfs_inode_item begins with its generation, little-endian. */
+        memcpy(&gen, args.buf + sizeof(sh), sizeof(gen));
+        *ret = (uint32_t) le64toh(gen);
+        return 0;
 }
 
 /*
- * A detached, read-only mount of the root of the filesystem mounted from
- * source, attached nowhere: only this descriptor reaches it.
+ * The root of a btrfs filesystem's top-level subvolume, as a detached
+ * mount of its own, reached from dir_fd (on any mount of the filesystem,
+ * a subvolume's included) without the block device: a file handle of the
+ * top-level root directory, decoded through dir_fd's mount, then cloned
+ * (open_tree(2)) so that its mount root is the filesystem's root, and
+ * ".." climbs from any directory of the filesystem to it.
  */
-static int detached_root(const char *type, const char *source) {
-        int fsfd, mfd;
+static int btrfs_top_root(int dir_fd) {
+        struct {
+                uint64_t objectid, root_objectid;
+                uint32_t gen;
+        } __attribute__((packed)) fid = { .objectid = BTRFS_FIRST_FREE_OBJECTID, .root_objectid = BTRFS_FS_TREE_OBJECTID };
+        union {
+                struct file_handle fh;
+                char raw[sizeof(struct file_handle) + sizeof(fid)];
+        } h = {};
+        _cleanup_close_ int top = -EBADF;
+        uint32_t gen;
+        int r, mfd;
 
-        if (source[0] != '/')
-                return -EOPNOTSUPP;     /* not a block device: no root to reach this way */
-        fsfd = fs_create(type, source, false);
-        if (fsfd == -EBUSY)
-                fsfd = fs_create(type, source, true);   /* mounted read-only */
-        if (fsfd < 0)
-                return fsfd;
-        mfd = fsmount(fsfd, FSMOUNT_CLOEXEC,
-                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-        mfd = mfd < 0 ? -errno : mfd;
-        safe_close(fsfd);
-        return mfd;
+        r = btrfs_top_generation(dir_fd, &gen);
+        if (r < 0)
+                return r;
+        fid.gen = gen;
+        h.fh.handle_bytes = sizeof(fid);
+        h.fh.handle_type = 0x4d;        /* FILEID_BTRFS_WITHOUT_PARENT */
+        memcpy(h.fh.f_handle, &fid, sizeof(fid));
+        top = open_by_handle_at(dir_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (top < 0)
+                return -errno;
+        mfd = open_tree(top, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        return mfd < 0 ? -errno : mfd;
+}
+
+/*
+ * A directory descriptor that is not O_PATH, on the same directory: what
+ * open_by_handle_at(2) takes (open_tree(2) returns an O_PATH one).
+ * Consumes fd.
+ */
+static int reopen_dir(int fd) {
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = r < 0 ? -errno : r;
+        safe_close(fd);
+        return r;
 }
 
 static int fan_group(bool bounded) {
@@ -186,49 +259,109 @@ static int fan_group(bool bounded) {
         return fd < 0 ? -errno : fd;
 }
 
-int watch_add(Watch *w, int dir_fd, WatchFs **ret) {
-        _cleanup_free_ char *type = NULL, *source = NULL;
-        WatchFs *fs, **list;
+/* The superblock device and type of the filesystem dir_fd is on. */
+static int dir_fs(int dir_fd, dev_t *ret_dev, char **ret_type) {
         uint64_t mnt;
-        dev_t dev;
         int r;
 
         r = fd_mount_id(dir_fd, &mnt);
         if (r < 0)
                 return r;
-        r = mount_info(mnt, &dev, &type, &source);
+        return mount_info(mnt, ret_dev, ret_type);
+}
+
+/*
+ * What handles are decoded against, found from dir_fd (a directory of
+ * fs): for btrfs its top-level root, else (or where that cannot be had)
+ * dir_fd's own mount.
+ */
+static int fs_root_from(WatchFs *fs, int dir_fd) {
+        int fd = fs->btrfs ? reopen_dir(btrfs_top_root(dir_fd)) : -EOPNOTSUPP;
+
+        fs->top = fd >= 0;
+        if (fd < 0) {
+                fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+                fd = fd < 0 ? -errno : fd;
+        }
+        return fd;
+}
+
+/* Find fs->root_fd for a batch, from fs->path; -EXDEV: that path is on another filesystem now. */
+static int fs_open_root(WatchFs *fs) {
+        _cleanup_free_ char *type = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        dev_t dev;
+        int r;
+
+        if (fs->root_fd >= 0)
+                return 0;
+        dir = chase_dir(AT_FDCWD, fs->path, NULL);
+        if (dir < 0)
+                return dir;
+        r = dir_fs(dir, &dev, &type);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < w->n_fs; i++)
-                if (w->fs[i]->dev == dev) {
-                        *ret = w->fs[i];
-                        return 0;
-                }
+        if (dev != fs->dev)
+                return -EXDEV;
+        r = fs_root_from(fs, dir);
+        if (r < 0)
+                return r;
+        fs->root_fd = r;
+        return 0;
+}
+
+static void fs_close_root(WatchFs *fs) {
+        fs->root_fd = safe_close(fs->root_fd);
+}
+
+/* Mark the filesystem (again: a filesystem unmounted and mounted anew is a new one to the kernel). */
+static int fs_mark(WatchFs *fs, int dir_fd) {
+        _cleanup_close_ int root = fs_root_from(fs, dir_fd);
+
+        if (root < 0)
+                return root;
+        if (fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, root, ".") < 0)
+                return -errno;
+        return 0;
+}
+
+int watch_add(Watch *w, int dir_fd, const char *path, WatchFs **ret) {
+        _cleanup_free_ char *type = NULL, *copy = strdup(path);
+        WatchFs *fs = NULL, **list;
+        dev_t dev;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        r = dir_fs(dir_fd, &dev, &type);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_fs && !fs; i++)
+                if (w->fs[i]->dev == dev)
+                        fs = w->fs[i];
+        if (fs) {
+                r = fs_mark(fs, dir_fd);
+                if (r < 0)
+                        return r;
+                free(fs->path);
+                fs->path = TAKE_PTR(copy);
+                *ret = fs;
+                return 0;
+        }
 
         fs = calloc(1, sizeof(*fs));
         if (!fs)
                 return -ENOMEM;
-        *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF };
+        *fs = (WatchFs) { .dev = dev, .fan_fd = -EBADF, .root_fd = -EBADF, .btrfs = strcmp(type, "btrfs") == 0,
+                          .path = TAKE_PTR(copy) };
         fs->fan_fd = fan_group(w->bounded);
         if (fs->fan_fd < 0) {
                 r = fs->fan_fd;
                 goto fail;
         }
-        fs->root_fd = detached_root(type, source);
-        fs->detached = fs->root_fd >= 0;
-        if (fs->detached &&
-            fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
-                fs->root_fd = safe_close(fs->root_fd);
-                fs->detached = false;
-        }
-        if (!fs->detached) {
-                fs->root_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-                if (fs->root_fd < 0 ||
-                    fanotify_mark(fs->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, WATCH_MASK, fs->root_fd, NULL) < 0) {
-                        r = -errno;
-                        goto fail;
-                }
-        }
+        r = fs_mark(fs, dir_fd);
+        if (r < 0)
+                goto fail;
         if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fs->fan_fd,
                       &(struct epoll_event) { .events = EPOLLIN, .data.ptr = fs }) < 0) {
                 r = -errno;
@@ -264,16 +397,16 @@ void watch_retain(Watch *w, WatchFs *const *keep, size_t n) {
         w->n_fs = k;
 }
 
-/* One event's directory, decoded against fs's root, to the callbacks. */
-static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct fanotify_event_metadata *m,
-                         const WatchCallbacks *cb, void *userdata) {
+/* One event's directory and entry name, decoded against fs's root, to the callbacks. */
+static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCallbacks *cb, void *userdata) {
         struct fanotify_event_info_fid fid;
         union {
                 struct file_handle fh;
                 char raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
         } h;
         _cleanup_close_ int fd = -EBADF;
-        size_t info = sizeof(*m);
+        size_t info = sizeof(struct fanotify_event_metadata), at, end;
+        char name[NAME_MAX + 1] = "";
 
         if (len < info + sizeof(fid) + sizeof(struct file_handle)) {
                 cb->unknown(fs, "an event without a directory handle", false, userdata);
@@ -281,14 +414,24 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
         }
         memcpy(&fid, rec + info, sizeof(fid));
         memcpy(&h.fh, rec + info + sizeof(fid), sizeof(struct file_handle));
+        at = info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes;
+        end = info + fid.hdr.len;
         if ((fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME && fid.hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
              fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID) ||
-            h.fh.handle_bytes > MAX_HANDLE_SZ ||
-            info + sizeof(fid) + sizeof(struct file_handle) + h.fh.handle_bytes > len) {
+            h.fh.handle_bytes > MAX_HANDLE_SZ || at > len || end > len || end < at) {
                 cb->unknown(fs, "an event that does not parse", false, userdata);
                 return;
         }
         memcpy(h.fh.f_handle, rec + info + sizeof(fid) + sizeof(struct file_handle), h.fh.handle_bytes);
+        if (fid.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+                size_t n = strnlen(rec + at, end - at);
+
+                if (n == end - at || n > NAME_MAX) {
+                        cb->unknown(fs, "an event whose name does not parse", false, userdata);
+                        return;
+                }
+                memcpy(name, rec + at, n + 1);
+        }
         fd = open_by_handle_at(fs->root_fd, &h.fh, O_PATH | O_CLOEXEC);
         if (fd < 0) {
                 /* Removed since (ESTALE), or not reachable from this root. */
@@ -296,21 +439,32 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const struct 
                             userdata);
                 return;
         }
-        cb->changed(fs, fd, (m->mask & FAN_ONDIR) && (m->mask & WATCH_DIR_MOVED), userdata);
+        cb->changed(fs, fd, name[0] ? name : NULL, userdata);
 }
 
-static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
+/*
+ * Read fs's queue: at most max_reads reads (0: until it is empty).  Returns
+ * 1 when it is empty, 0 when events may be left, or -errno.
+ */
+static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb,
+                            void *userdata) {
         /* Records are only 4-byte aligned: each is copied out before use. */
         char buf[8192];
 
-        for (unsigned reads = 0; reads < WATCH_READS_PER_WAKEUP; reads++) {
-                ssize_t len = read(fs->fan_fd, buf, sizeof(buf));
+        for (unsigned reads = 0; max_reads == 0 || reads < max_reads; reads++) {
+                ssize_t len;
 
+                /* At least one read: an empty queue is never taken for a backlog. */
+                if (reads > 0 && deadline != 0 && now_monotonic() >= deadline)
+                        return 0;
+                len = read(fs->fan_fd, buf, sizeof(buf));
                 if (len < 0) {
                         int r = -errno;         /* before the callback, which logs */
 
-                        if (r == -EAGAIN)
-                                return 0;
+                        if (r == -EAGAIN) {
+                                fs->backlog = 0;
+                                return 1;
+                        }
                         if (r == -EINTR)
                                 continue;
                         cb->unknown(fs, "a failed read of the change queue", true, userdata);
@@ -324,14 +478,32 @@ static int process_fs(WatchFs *fs, const WatchCallbacks *cb, void *userdata) {
                                 cb->unknown(fs, "a truncated event", true, userdata);       /* the rest of the read is lost */
                                 break;
                         }
+                        /* Told whoever moved it, decoded or not: what lies under what changed. */
+                        if ((m.mask & FAN_ONDIR) && (m.mask & WATCH_DIR_MOVED))
+                                cb->moved(fs, userdata);
                         if (m.mask & FAN_Q_OVERFLOW)
                                 cb->unknown(fs, "the change queue overflowed", true, userdata);
-                        else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata))
-                                handle_event(fs, buf + off, m.event_len, &m, cb, userdata);
+                        else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata)) {
+                                if (++fs->backlog > WATCH_BACKLOG_MAX) {
+                                        cb->unknown(fs, "a backlog of more than 10000 changes", true, userdata);
+                                        fs->backlog = 0;
+                                } else if (fs_open_root(fs) < 0)
+                                        cb->unknown(fs, "a change on a filesystem no longer reached through its job's source",
+                                                    false, userdata);
+                                else
+                                        handle_event(fs, buf + off, m.event_len, cb, userdata);
+                        }
                         off += m.event_len;
                 }
         }
         return 0;
+}
+
+static int process_fs(WatchFs *fs, unsigned max_reads, usec_t deadline, const WatchCallbacks *cb, void *userdata) {
+        int r = process_fs_batch(fs, max_reads, deadline, cb, userdata);
+
+        fs_close_root(fs);
+        return r;
 }
 
 int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {
@@ -342,9 +514,29 @@ int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata) {
         if (n < 0)
                 return errno == EINTR ? 0 : -errno;
         for (int i = 0; i < n; i++) {
-                int k = process_fs(ev[i].data.ptr, cb, userdata);
+                int k = process_fs(ev[i].data.ptr, WATCH_READS_PER_WAKEUP, 0, cb, userdata);
 
                 if (k < 0 && r == 0)
+                        r = k;
+        }
+        return r;
+}
+
+int watch_drain(Watch *w, usec_t budget, bool backlog_unknown, const WatchCallbacks *cb, void *userdata) {
+        usec_t deadline = now_monotonic() + budget;
+        int r = 0;
+
+        for (size_t i = 0; i < w->n_fs; i++) {
+                int k = process_fs(w->fs[i], 0, deadline, cb, userdata);
+
+                if (k == 0) {
+                        /* Left unread: what it holds counts, unread. */
+                        if (backlog_unknown)
+                                cb->unknown(w->fs[i], "more queued changes than could be read by the due time",
+                                            true, userdata);
+                        if (r == 0)
+                                r = 1;
+                } else if (k < 0 && r == 0)
                         r = k;
         }
         return r;

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "timespan.h"
+
 /*
  * Change watching with fanotify, one group per filesystem (so a burst or
  * an overflow on one filesystem concerns only the jobs on it), each with
@@ -11,18 +13,24 @@
  * tree of any size costs no watches (inotify would need one per
  * directory and run out).
  *
- * The mark is placed on the root of the whole filesystem, reached through
- * a detached mount of it that the daemon makes for itself (fsopen(2),
- * fsmount(2); for btrfs its top-level subvolume, subvolid=5), visible to
- * nobody: a btrfs subvolume refuses a filesystem mark of its own (EXDEV),
- * and handles decoded against that root reach every directory of the
- * filesystem, whichever mount or subvolume a job names it through.  Where
- * that mount cannot be made, the job's own source directory is marked and
- * used instead.
+ * The mark is placed through the filesystem's root where it can be had:
+ * a btrfs subvolume refuses a filesystem mark of its own (EXDEV, also
+ * where a job's source is the root of a mounted subvolume), so for btrfs
+ * the top-level subvolume's root directory is reached by a file handle
+ * through the job's own mount and cloned (open_tree(2)) into a detached
+ * mount visible to nobody, from which ".." climbs from every directory of
+ * the filesystem, whichever mount or subvolume a job names it through.
+ * No block device is opened (the unit's device policy would refuse it).
+ * Elsewhere the job's own mount is used.
+ *
+ * Nothing on a watched filesystem is held open between batches of events
+ * (the mark does not keep it busy): each batch finds its root again from
+ * a job's source path, so that after umount its device can be removed.
  *
  * The watch does not decide which job a change belongs to: it hands the
- * changed directory over as a descriptor, and the manager tells by inode
- * identity, never by path.
+ * changed directory over as a descriptor, with the entry's name, and the
+ * attribution (refsnapd-attribution.h) tells by inode identity, never by
+ * path.
  */
 typedef struct Watch Watch;
 typedef struct WatchFs WatchFs;
@@ -36,14 +44,21 @@ typedef struct WatchCallbacks {
          */
         bool (*wanted)(const WatchFs *fs, void *userdata);
         /*
-         * dir_fd (O_PATH) changed; dir_moved: a directory was renamed or
-         * removed, so what lies under what may have changed too.
+         * A directory on fs was renamed or removed, so what lies under what
+         * may have changed: told for every such event, before own() and
+         * wanted(), whether or not it is decoded.
          */
-        void (*changed)(const WatchFs *fs, int dir_fd, bool dir_moved, void *userdata);
+        void (*moved)(const WatchFs *fs, void *userdata);
+        /*
+         * The entry name (NULL: the directory itself) of the directory
+         * dir_fd (O_PATH) changed.  dir_fd is the changed file itself when
+         * the kernel had no directory for it.
+         */
+        void (*changed)(const WatchFs *fs, int dir_fd, const char *name, void *userdata);
         /*
          * Something on fs changed that cannot be attributed (a handle that does
          * not decode); lost: events themselves were lost (an overflow, a read
-         * error).
+         * error) or left unread (watch_drain()).
          */
         void (*unknown)(const WatchFs *fs, const char *why, bool lost, void *userdata);
 } WatchCallbacks;
@@ -62,10 +77,13 @@ Watch *watch_free(Watch *w);
 int watch_fd(const Watch *w);
 
 /*
- * Watch the filesystem of the directory dir_fd (a job's source).  *ret is
- * that filesystem's watch, shared by every job on it.
+ * Watch the filesystem of the directory dir_fd (a job's source, named
+ * path).  *ret is that filesystem's watch, shared by every job on it; one
+ * already there is marked again (a filesystem mounted anew is another to
+ * the kernel).  Nothing on the filesystem is kept open: at each batch of
+ * events the latest path given is opened again to decode them.
  */
-int watch_add(Watch *w, int dir_fd, WatchFs **ret);
+int watch_add(Watch *w, int dir_fd, const char *path, WatchFs **ret);
 
 /* Drop the groups (and the mounts that keep their filesystems busy) of every filesystem not in keep. */
 void watch_retain(Watch *w, WatchFs *const *keep, size_t n);
@@ -77,5 +95,14 @@ void watch_retain(Watch *w, WatchFs *const *keep, size_t n);
  */
 int watch_process(Watch *w, const WatchCallbacks *cb, void *userdata);
 
-/* How the filesystem is watched: "the filesystem root", or "the source directory". */
+/*
+ * Read every queued event now, for at most budget: what the decision at a
+ * due time must have seen.  The rest of a queue not empty by then is left
+ * for later, and with backlog_unknown its group told unknown() (lost:
+ * true).  Returns 0 when every queue was read to its end, 1 when
+ * something was left, or -errno.
+ */
+int watch_drain(Watch *w, usec_t budget, bool backlog_unknown, const WatchCallbacks *cb, void *userdata);
+
+/* How the filesystem is watched: "the filesystem root", or "the source's mount". */
 const char *watch_fs_how(const WatchFs *fs);
