@@ -101,6 +101,11 @@ mkfs_mount() {
 	local dev
 	dev=$(disk "$2") || { echo "no disk $2" >&2; return 1; }
 	umount "$3" 2>/dev/null
+	# The disk may still be mounted where an earlier suite left it: every
+	# mount of it goes first (mkfs refuses a mounted device), deepest first.
+	findmnt -rn -S "$dev" -o TARGET | sort -r | while IFS= read -r t; do
+		umount "$t" || echo "mkfs_mount: $dev is still mounted on $t" >&2
+	done
 	case "$1" in
 	btrfs) mkfs.btrfs -q -f "$dev" ;;
 	xfs) mkfs.xfs -q -f "$dev" ;;
