@@ -9,7 +9,14 @@ t=$(mktemp -d /run/refsnap-test-ctl.XXXXXX)
 chmod 0755 "$t"
 trap 'rm -rf "$t"' EXIT
 n=0 failed=0
-ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+# The test's description on one line: an argument may hold a newline, which
+# would end the TAP line.
+ok() {
+	local d="$*"
+	d=${d//$'\n'/\\n}
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=$((failed + 1)); fi
+}
 
 mkdir -p "$t/src" "$t/store/.facts" "$t/conf.d"
 y=$(date -u -d '2 days ago' +%Y-%m-%d)
