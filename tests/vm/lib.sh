@@ -248,10 +248,16 @@ wait_for() {
 		sleep 0.1
 	done
 }
-# jcursor: the journal's end now; jgrep CURSOR UNIT PATTERN: UNIT logged a
-# line matching PATTERN (grep) after it.
+# jcursor: the journal's end now; jgrep CURSOR UNIT|FIELD=VALUE PATTERN:
+# a line matching PATTERN (grep) was logged after it, by UNIT or with the
+# field.  A snapshot worker's lines are matched by REFSNAP_JOB=JOB: it may
+# exit before the journal has looked up its unit, and then -u misses them.
 jcursor() { journalctl -q -n 1 --show-cursor -o cat 2>/dev/null | sed -n 's/^-- cursor: //p'; }
-jgrep() { journalctl -q --after-cursor="$1" -u "$2" -o cat 2>/dev/null | grep -q -- "$3"; }
+jgrep() {
+	local match=(-u "$2")
+	[[ $2 == *=* ]] && match=("$2")
+	journalctl -q --after-cursor="$1" "${match[@]}" -o cat 2>/dev/null | grep -q -- "$3"
+}
 # reload_daemon: systemctl reload refsnapd (which only sends SIGHUP), and
 # wait until the daemon has reread its configuration.
 reload_daemon() {
