@@ -255,7 +255,11 @@ wait_for() {
 jcursor() { journalctl -q -n 1 --show-cursor -o cat 2>/dev/null | sed -n 's/^-- cursor: //p'; }
 jgrep() {
 	local match=(-u "$2")
-	[[ $2 == *=* ]] && match=("$2")
+	# A field (REFSNAP_JOB=JOB): the whole journal after the cursor, since
+	# a worker's line may come without the field (its stderr stream) or
+	# without the unit (it exited before the journal looked it up); the
+	# pattern names the job.
+	[[ $2 == *=* ]] && match=()
 	journalctl -q --after-cursor="$1" "${match[@]}" -o cat 2>/dev/null | grep -q -- "$3"
 }
 # reload_daemon: systemctl reload refsnapd (which only sends SIGHUP), and
