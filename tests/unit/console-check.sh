@@ -8,17 +8,8 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 check=$here/console-check
 fx=$here/fixtures/console
-pass=0 fail=0
+. "$here/unit/tap.sh"
 
-ok() {	# ok CONDITION-HOLDS DESCRIPTION
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok - $2"
-		fail=$((fail + 1))
-	fi
-}
 expect() {	# expect STATUS LOG [TEXT-IN-OUTPUT]
 	local want=$1 log=$2 rc out
 	out=$("$check" "$fx/$log" 2>&1)
@@ -50,5 +41,4 @@ expect 1 fs-span-ends-with-suite.log "in suite refsnapctl"
 expect 1 suite-named.log "in suite watch"
 expect 1 hung.log "outside the suites"
 expect 2 does-not-exist.log
-echo "1..$((pass + fail))"
-[ "$fail" = 0 ]
+tap_end

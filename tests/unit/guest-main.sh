@@ -8,11 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() {
-	if [ "$1" = 0 ]; then echo "ok - $2"; pass=$((pass + 1))
-	else echo "not ok - $2"; fail=$((fail + 1)); fi
-}
+. "$here/unit/tap.sh"
 
 in=$tmp/in out=$tmp/out
 mkdir -p "$in/suites.d" "$in/bin" "$out"
@@ -112,5 +108,4 @@ ok $? "refsnapd: an abort fails"
 ! daemon_case 200 0 "refsnapd.service: Main process exited, code=killed, status=9/KILL" 0
 ok $? "refsnapd: a SIGKILL not sent by the suite fails"
 
-echo "1..$((pass + fail))"
-[ "$fail" = 0 ]
+tap_end

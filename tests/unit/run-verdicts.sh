@@ -10,17 +10,8 @@ fx=$here/fixtures/run
 . "$here/lib/verdicts.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+. "$here/unit/tap.sh"
 
-ok() {	# ok STATUS DESCRIPTION: STATUS 0 is a pass
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok - $2"
-		fail=$((fail + 1))
-	fi
-}
 has() { grep -q -- "$1" "$tmp/out"; }	# PATTERN: in the verdicts of the case
 hasnt() { ! grep -q -- "$1" "$tmp/out"; }
 show() { sed 's/^/#   /' "$tmp/out"; }
@@ -131,5 +122,4 @@ rc=$?; show
 [ "$("$top/tests/run" --list | grep -v '^host$' | head -n 1)" = smoke ]
 ok $? "tests/run: smoke is the first VM suite"
 
-echo "1..$((pass + fail))"
-[ "$fail" = 0 ]
+tap_end
