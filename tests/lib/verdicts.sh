@@ -22,6 +22,7 @@ judge_skips() {
 		v=${line%% *}
 		if [ "$v" = SKIP ]; then
 			name=${line#SKIP }; name=${name%%: *}; name=${name#vm/}
+			[[ $name == guest[0-9]*/* ]] && name=${name#*/}
 			case "$names" in
 			*" $name "*) ;;
 			*) line="FAIL ${line#SKIP } (skipped, not in tests/expected-skips)" ;;
@@ -87,23 +88,29 @@ checkpatch_verdicts() {
 	fi
 }
 
-# vm_verdicts RESULTS_DIR SUITE...: what the guest wrote as it went (the
-# stream of its second serial port, stream.txt: verdict lines,
-# "suite-begin NAME", "suite-end NAME STATUS TIME", "status N").  Every
-# verdict of a suite that ended, and of one that was cut off; a suite
-# that never began or never ended is a FAIL, and so is a guest that never
-# said its status.
+# vm_verdicts [--guest LABEL] RESULTS_DIR SUITE...: what the guest wrote
+# as it went (the stream of its second serial port, stream.txt: verdict
+# lines, "suite-begin NAME", "suite-end NAME STATUS TIME", "status N").
+# Every verdict of a suite that ended, and of one that was cut off; a
+# suite that never began or never ended is a FAIL, and so is a guest that
+# never said its status.  With two guests, the second's (LABEL guest2)
+# own lines and its smoke, the one suite every guest runs, are named
+# vm/guest2/..., so that no verdict of one guest is counted as the
+# other's.
 vm_verdicts() {
-	local res=$1 line s status= began=" " ended=" " verdicts=
+	local g= line s v status= began=" " ended=" " verdicts=
+	[ "${1:-}" = --guest ] && { g=${2:+$2/}; shift 2; }
+	local res=$1
 	shift
-	[ -f "$res/boot" ] && echo "PASS vm/results-read-back"
+	[ -f "$res/boot" ] && echo "PASS vm/${g}results-read-back"
 	if [ ! -f "$res/stream.txt" ]; then
-		echo "FAIL vm/results (the guest's stream $res/stream.txt is missing)"
+		echo "FAIL vm/${g}results (the guest's stream $res/stream.txt is missing)"
 		return
 	fi
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		case "$line" in
+		PASS\ smoke/*|FAIL\ smoke/*|SKIP\ smoke/*) verdicts+="${line%% *} vm/$g${line#* }"$'\n' ;;
 		PASS\ *|FAIL\ *|SKIP\ *) verdicts+="${line%% *} vm/${line#* }"$'\n' ;;
 		"suite-begin "*) began+="${line#suite-begin } " ;;
 		"suite-end "*) s=${line#suite-end }; ended+="${s%% *} " ;;
@@ -112,25 +119,72 @@ vm_verdicts() {
 	done < "$res/stream.txt"
 	printf '%s' "$verdicts" | judge_skips
 	for s in "$@"; do
+		v=$s
+		[ "$s" = smoke ] && v=$g$s
 		case "$began" in
 		*" $s "*) case "$ended" in
 			*" $s "*) ;;
-			*) echo "FAIL vm/$s/unfinished (the VM stopped while it ran)" ;;
+			*) echo "FAIL vm/$v/unfinished (the VM stopped while it ran)" ;;
 			esac ;;
-		*) echo "FAIL vm/$s/not-run (the VM stopped before it)" ;;
+		*) echo "FAIL vm/$v/not-run (the VM stopped before it)" ;;
 		esac
 	done
-	[ -n "$status" ] || echo "FAIL vm/guest-finished (the guest never reported its status)"
+	[ -n "$status" ] || echo "FAIL vm/${g}guest-finished (the guest never reported its status)"
 	# The results disk, when the guest got to write it, says the same.
 	if [ -f "$res/results.txt" ] &&
 		! grep -E '^(PASS|FAIL|SKIP) ' "$res/stream.txt" | tr -d '\r' | cmp -s - "$res/results.txt"; then
-		echo "FAIL vm/stream (its verdicts differ from the results disk's results.txt)"
+		echo "FAIL vm/${g}stream (its verdicts differ from the results disk's results.txt)"
 	fi
 }
 
-# suite_times RESULTS_DIR: "suite time: NAME STATUS TIME" from the stream.
+# suite_times [--guest LABEL] RESULTS_DIR: "suite time: NAME STATUS TIME"
+# from the stream (a second guest's smoke named LABEL/smoke).
 suite_times() {
-	sed -n 's/\r$//; s/^suite-end /suite time: /p' "$1/stream.txt" 2>/dev/null
+	local g=
+	[ "${1:-}" = --guest ] && { g=${2:+$2/}; shift 2; }
+	sed -n "s/\r\$//; s|^suite-end smoke |suite-end ${g}smoke |; s/^suite-end /suite time: /p" "$1/stream.txt" 2>/dev/null
+}
+
+# suite_weight TABLE SUITE: the seconds it was measured to take (the third
+# column of tests/vm/timeouts), else half its limit.
+suite_weight() {
+	local name t w def=900
+	while read -r name t w _; do
+		case "$name" in ''|'#'*) continue ;; default) def=$t ;; "$2") echo "${w:-$((t / 2))}"; return ;; esac
+	done < "$1"
+	echo $((def / 2))
+}
+
+# split_suites GUESTS TABLE SUITE...: the suites of each guest, one line a
+# guest.  Each suite runs in exactly one guest, but smoke, which judges
+# each boot, runs first in every guest; the others go, the longest first
+# by their measured time (suite_weight), to the guest with the least time
+# so far (a greedy balance).  No more guests than suites besides smoke.
+split_suites() {
+	local n=$1 table=$2 s i best smoke=0 sorted
+	shift 2
+	local -a load=() list=()
+	sorted=$(for s in "$@"; do
+		[ "$s" = smoke ] && continue
+		echo "$(suite_weight "$table" "$s") $s"
+	done | LC_ALL=C sort -k1,1nr -k2,2)
+	for s in "$@"; do [ "$s" = smoke ] && smoke=1; done
+	local others
+	others=$(grep -c . <<<"$sorted")
+	[ "$n" -gt "$others" ] && n=$others
+	[ "$n" -ge 1 ] || n=1
+	for ((i = 0; i < n; i++)); do load[i]=0; list[i]=; done
+	while read -r w s; do
+		[ -n "$s" ] || continue
+		best=0
+		for ((i = 1; i < n; i++)); do [ "${load[i]}" -lt "${load[best]}" ] && best=$i; done
+		load[best]=$((load[best] + w))
+		list[best]+="$s "
+	done <<<"$sorted"
+	for ((i = 0; i < n; i++)); do
+		[ "$smoke" = 1 ] && list[i]="smoke ${list[i]}"
+		echo "${list[i]% }"
+	done
 }
 
 # suite_timeout TABLE SUITE: its time limit in seconds (tests/vm/timeouts).

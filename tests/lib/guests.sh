@@ -1,0 +1,80 @@
+# How tests/run boots the VM guests that run the VM suites.  Sourced by
+# tests/run after tests/lib/verdicts.sh; tests/unit/guests.sh calls it
+# with a QEMU stand-in.
+
+# vm_guests INPUT RESULTS NAME "SUITES" [RUN-VM OPTIONS...]: boot the
+# guests (images/run-vm) at once, each with its share of the suites
+# (split_suites), and print every verdict of every guest, each once
+# (vm_verdicts).  INPUT is the guest's input directory without its
+# suites list; with one guest its results go to RESULTS and its VM files
+# to build/vm/NAME, as they always did; with more, guest G's go to
+# RESULTS/guestG and build/vm/NAME-guestG, and each suite's log is linked
+# from RESULTS.  RESULTS/suite-times.txt gets the "suite time:" lines,
+# RESULTS/guest-times.txt "SECONDS G SUITES" a guest.  A guest that failed
+# (QEMU, its console, its status) is a FAIL naming it.
+# REFSNAP_VM_GUESTS: the number of guests (default 2 on 2 or more CPUs;
+# one when a benchmark is among the suites);
+# REFSNAP_VM_SMP: each guest's CPUs (default: the CPUs shared out);
+# REFSNAP_VM_TIMEOUT: each boot's limit (default: its suites' limits and
+# ten minutes).
+vm_guests() {
+	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp g gs gin gres gname limit s
+	local label vmrc secs f
+	shift 4
+	local table=$verdicts_top/tests/vm/timeouts
+	local -a lists pids=()
+	ncpu=$(nproc)
+	guests=${REFSNAP_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
+	# Benchmarks: one guest with the whole machine.
+	[[ " $sel" == *" bench"* ]] && guests=1
+	mapfile -t lists < <(split_suites "$guests" "$table" $sel)
+	guests=${#lists[@]}
+	smp=${REFSNAP_VM_SMP:-$(( ncpu / guests > 1 ? ncpu / guests : 1 ))}
+	rm -rf "$res" "$in"-guest[0-9]* "$res".run-vm.log "$res".rc
+	mkdir -p "$res"
+	for ((g = 1; g <= guests; g++)); do
+		gs=${lists[g - 1]}
+		if [ "$guests" = 1 ]; then
+			gin=$in gres=$res gname=$name
+		else
+			gin=$in-guest$g gres=$res/guest$g gname=$name-guest$g
+			cp -al "$in" "$gin"
+			echo "guest $g (-smp $smp): $gs" >&2
+		fi
+		rm -f "$gin/suites"
+		printf '%s\n' $gs > "$gin/suites"
+		limit=600
+		for s in $gs; do limit=$((limit + $(suite_timeout "$table" "$s"))); done
+		(
+			t=$(date +%s)
+			"$verdicts_top/images/run-vm" --name "$gname" --input "$gin" --results "$gres" \
+				--smp "$smp" --timeout "${REFSNAP_VM_TIMEOUT:-$limit}" "$@"
+			echo "$? $(( $(date +%s) - t ))" > "$gres.rc"
+		) > "$gres.run-vm.log" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	: > "$res/suite-times.txt"
+	: > "$res/guest-times.txt"
+	for ((g = 1; g <= guests; g++)); do
+		gs=${lists[g - 1]} label= gres=$res
+		[ "$guests" = 1 ] || gres=$res/guest$g
+		[ "$g" -gt 1 ] && label=guest$g
+		cat "$gres.run-vm.log" >&2
+		read -r vmrc secs < "$gres.rc" 2>/dev/null || vmrc=255 secs=0
+		echo "$secs $g $gs" >> "$res/guest-times.txt"
+		vm_verdicts --guest "$label" "$gres" $gs
+		suite_times --guest "$label" "$gres" >> "$res/suite-times.txt"
+		if [ "$guests" != 1 ]; then
+			for f in "$gres"/*.log; do
+				[ -f "$f" ] && [ ! -e "$res/${f##*/}" ] && ln -s "guest$g/${f##*/}" "$res/${f##*/}"
+			done
+		fi
+		if [ "$vmrc" != 0 ]; then
+			echo "FAIL vm/${label:+$label/}run (exit $vmrc of images/run-vm for $gs: console clean, guest status 0; see above)"
+			for f in "$gres"/*.log; do
+				[ -f "$f" ] && [ ! -L "$f" ] && grep -q . "$f" && { echo "---- tail of $f"; tail -n 30 "$f"; } >&2
+			done
+		fi
+	done
+}

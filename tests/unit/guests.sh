@@ -1,0 +1,125 @@
+#!/bin/bash
+# Unit test of the runner's two guests (tests/lib/guests.sh, split_suites
+# in tests/lib/verdicts.sh, images/run-vm --smp): every suite runs in
+# exactly one guest (smoke first in each), each verdict is counted once,
+# and one guest's hang or crash fails the run naming its suites, while the
+# other's verdicts are kept.  QEMU is a stand-in that plays the guest's
+# stream from the suites list in its input archive (and a kernel report
+# on its console when a suite is named splat*).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/lib/verdicts.sh"
+. "$here/lib/guests.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$here/unit/tap.sh"
+show() { sed 's/^/#   /' "$1"; }
+table=$top/tests/vm/timeouts
+
+# split_suites: each suite once, smoke first in each guest, and the
+# measured times balanced: no guest ends later than the other would with
+# the other's last suite moved over.
+all=$(cd "$top/tests/vm/suites.d" && ls | grep -v '^bench')
+split_suites 2 "$table" $all > "$tmp/split"; show "$tmp/split"
+[ "$(wc -l < "$tmp/split")" = 2 ] && [ "$(cut -d' ' -f1 "$tmp/split" | sort -u)" = smoke ] &&
+	[ "$(tr ' ' '\n' < "$tmp/split" | grep -v '^smoke$' | sort)" = "$(grep -v '^smoke$' <<<"$all" | sort)" ]
+ok $? "split: every suite in one guest, smoke first in each"
+load() { local s w=0; for s in $1; do w=$((w + $(suite_weight "$table" "$s"))); done; echo "$w"; }
+l1=$(load "$(sed -n 1p "$tmp/split")") l2=$(load "$(sed -n 2p "$tmp/split")")
+echo "# loads $l1 s and $l2 s"
+d=$((l1 > l2 ? l1 - l2 : l2 - l1))
+[ "$d" -le "$(suite_weight "$table" reflink-tool)" ] || [ "$d" -le 100 ]
+ok $? "split: the guests' measured times within 100 s of each other ($l1, $l2)"
+[ "$(split_suites 2 "$table" smoke)" = smoke ] && [ "$(split_suites 2 "$table" smoke crash | wc -l)" = 1 ]
+ok $? "split: no more guests than suites besides smoke"
+[ "$(split_suites 1 "$table" smoke crash watch)" = "smoke watch crash" ]
+ok $? "split: one guest runs them all"
+
+# The QEMU stand-in: from the input archive's suites list, each suite's
+# stream as main writes it; a suite named hang* hangs, crash* ends QEMU
+# with an error mid-suite.  The results disk gets what main leaves.  It
+# notes its -smp and suites in $QEMU_NOTES.
+mkdir -p "$tmp/bin"
+cat > "$tmp/bin/qemu-system-x86_64" <<'SH'
+#!/bin/bash
+n=0 prev=
+for a in "$@"; do
+	case "$a" in file:*) n=$((n + 1)); [ "$n" = 1 ] && console=${a#file:}; [ "$n" = 2 ] && stream=${a#file:} ;; esac
+	case "$a" in *id=input,*) input=${a#*file=}; input=${input%%,*} ;; esac
+	case "$a" in *id=results,*) results=${a#*file=}; results=${results%%,*} ;; esac
+	[ "$prev" = -smp ] && smp=$a
+	prev=$a
+done
+d=$(mktemp -d)
+tar -C "$d" -xf "$input" ./suites
+echo "smp $smp suites $(echo $(cat "$d/suites"))" >> "$QEMU_NOTES"
+mkdir -p "$d/out"
+echo "[    0.000000] Linux version (stand-in)" > "$console"
+: > "$stream"
+for s in $(cat "$d/suites"); do
+	echo "suite-begin $s" >> "$stream"
+	case "$s" in
+	hang*) sleep 30 ;;
+	crash*) exit 1 ;;
+	splat*) echo "[    9.000000] BUG: KASAN: use-after-free in stand_in" >> "$console" ;;
+	esac
+	echo "PASS $s/ok" >> "$stream"; echo "PASS $s/ok" >> "$d/out/results.txt"
+	echo "$s log" > "$d/out/$s.log"
+	echo "suite-end $s 0 1000ms" >> "$stream"
+done
+echo "status 0" >> "$stream"
+echo 0 > "$d/out/status"; echo ok > "$d/out/boot"
+tar -C "$d/out" -cf "$results" .
+rm -rf "$d"
+SH
+chmod +x "$tmp/bin/qemu-system-x86_64"
+mkdir -p "$tmp/in"
+printf '#!/bin/sh\n' > "$tmp/in/main" && chmod +x "$tmp/in/main"
+: > "$tmp/bzImage"; : > "$tmp/root.img"
+boot() {	# SUITES: vm_guests with the stand-in; verdicts in $tmp/out
+	rm -f "$tmp/notes"
+	PATH=$tmp/bin:$PATH REFSNAP_BUILD=$tmp/build QEMU_NOTES=$tmp/notes \
+		vm_guests "$tmp/in" "$tmp/res" unit "$1" --kernel "$tmp/bzImage" --image "$tmp/root.img" \
+		> "$tmp/out" 2> "$tmp/err"
+	show "$tmp/out"; show "$tmp/notes"; show "$tmp/err"
+}
+once() { [ "$(grep -c -- "$1" "$tmp/out")" = 1 ]; }
+
+REFSNAP_VM_GUESTS=2 boot "smoke refsnapd reflinkat watch refsnapctl"
+n=0; for s in refsnapd reflinkat watch refsnapctl; do once "^PASS vm/$s/ok$" || n=1; done
+[ "$n" = 0 ] && once '^PASS vm/smoke/ok$' && once '^PASS vm/guest2/smoke/ok$' &&
+	once '^PASS vm/results-read-back$' && once '^PASS vm/guest2/results-read-back$' &&
+	! grep -q '^FAIL' "$tmp/out"
+ok $? "two guests: each verdict counted once, smoke judged in each boot"
+[ "$(grep -c '^smp 1 ' "$tmp/notes")" = 2 ] || [ "$(nproc)" -lt 2 ]
+ok $? "two guests: one CPU each on this $(nproc)-CPU machine"
+[ "$(grep -o 'suites .*' "$tmp/notes" | tr ' ' '\n' | grep -v '^suites$\|^smoke$' | sort | uniq -d)" = "" ] &&
+	[ "$(grep -o 'suites .*' "$tmp/notes" | tr ' ' '\n' | grep -c '^smoke$')" = 2 ]
+ok $? "two guests: no suite runs in both but smoke"
+[ -L "$tmp/res/refsnapd.log" ] && [ -L "$tmp/res/watch.log" ] && grep -q 'watch log' "$tmp/res/watch.log" &&
+	[ "$(grep -c '^suite time: ' "$tmp/res/suite-times.txt")" = 6 ] && grep -q '^suite time: guest2/smoke ' "$tmp/res/suite-times.txt"
+ok $? "two guests: each suite's log and time where the report looks"
+
+REFSNAP_VM_GUESTS=2 REFSNAP_VM_TIMEOUT=3 boot "smoke hang reflinkat watch"
+once '^FAIL vm/hang/unfinished' && grep -q '^FAIL vm/\(guest2/\)\?run (.*hang' "$tmp/out" &&
+	once '^PASS vm/reflinkat/ok$' && once '^PASS vm/watch/ok$'
+ok $? "two guests: one guest's hang fails the run naming the suite; the other's verdicts kept"
+REFSNAP_VM_GUESTS=2 boot "smoke crash reflinkat watch"
+once '^FAIL vm/crash/unfinished' && grep -q '^FAIL vm/\(guest2/\)\?run (.*crash' "$tmp/out" &&
+	grep -q '^FAIL vm/\(guest2/\)\?guest-finished' "$tmp/out" && once '^PASS vm/reflinkat/ok$'
+ok $? "two guests: one guest's crash fails the run naming the suite"
+
+REFSNAP_VM_GUESTS=2 boot "smoke splat reflinkat watch"
+grep -q '^FAIL vm/\(guest2/\)\?run (.*splat' "$tmp/out" && [ "$(grep -c '^FAIL' "$tmp/out")" = 1 ] &&
+	grep -q 'console-check: .*BUG: KASAN' "$tmp/err"
+ok $? "two guests: a kernel report on one guest's console fails that guest alone"
+
+REFSNAP_VM_GUESTS=1 boot "smoke reflinkat watch"
+once '^PASS vm/smoke/ok$' && once '^PASS vm/watch/ok$' && ! grep -q 'guest2\|^FAIL' "$tmp/out" &&
+	[ "$(wc -l < "$tmp/notes")" = 1 ] && grep -q "^smp $(nproc) " "$tmp/notes" && [ -f "$tmp/res/watch.log" ]
+ok $? "one guest (REFSNAP_VM_GUESTS=1): every suite, all the CPUs, results where they always were"
+REFSNAP_VM_GUESTS=2 boot "bench smoke"
+[ "$(wc -l < "$tmp/notes")" = 1 ]; ok $? "benchmarks run in one guest"
+
+tap_end
