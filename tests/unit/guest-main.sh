@@ -66,30 +66,39 @@ grep -q 'refsnap-test: suite slow begin' "$tmp/kmsg" && grep -q 'refsnap-test: s
 ok $? "each suite is marked in the kernel log"
 
 # The refsnapd crash check, with systemctl and journalctl stand-ins that
-# answer from files: MainPID, NRestarts, the journal since the mark.
+# answer from files: MainPID, NRestarts, the unit's journal (a cursor is
+# a line number); each call is counted in $SD/calls.
 sd=$tmp/sd
 mkdir -p "$sd/bin"
 cat > "$sd/bin/systemctl" <<'SH'
 #!/bin/bash
-# systemctl show -p PROPERTY --value UNIT
+# systemctl show -p PROPERTY... UNIT
+echo systemctl >> "$SD/calls"
 [ "$1" = show ] || exit 1
-case "$3" in LoadState) echo loaded ;; *) cat "$SD/$3" ;; esac
+echo LoadState=loaded; echo "MainPID=$(cat "$SD/MainPID")"; echo "NRestarts=$(cat "$SD/NRestarts")"
 SH
 cat > "$sd/bin/journalctl" <<'SH'
 #!/bin/bash
+echo journalctl >> "$SD/calls"
+n=$(grep -c '' "$SD/journal") from=0
 case " $* " in
-*" -o export "*) echo "__CURSOR=mark" ;;
-*"--after-cursor=mark"*) cat "$SD/journal" ;;
+*" -n 1 "*) tail -n 1 "$SD/journal"; echo "-- cursor: $n"; exit 0 ;;
+*--after-cursor=*) from=$*; from=${from#*--after-cursor=}; from=${from%% *} ;;
 esac
+[ "$n" -gt "$from" ] || exit 0
+tail -n +"$((from + 1))" "$SD/journal"
+echo "-- cursor: $n"
 SH
 chmod +x "$sd/bin/"*
 daemon_case() {	# PID-AFTER RESTARTS-AFTER JOURNAL MANAGES: daemon_check's status
-	echo 100 > "$sd/MainPID"; echo 0 > "$sd/NRestarts"; : > "$sd/journal"
+	echo 100 > "$sd/MainPID"; echo 0 > "$sd/NRestarts"
+	# Before the mark: a crash of an earlier suite, already reported.
+	echo "refsnapd.service: Main process exited, code=dumped, status=11/SEGV" > "$sd/journal"
 	(
 		export SD=$sd PATH=$sd/bin:$PATH REFSNAP_TEST_OUT=$tmp/out REFSNAP_TEST_CONF=$tmp/conf.d
 		. "$here/vm/lib.sh"
 		daemon_mark
-		echo "$1" > "$sd/MainPID"; echo "$2" > "$sd/NRestarts"; printf '%s' "$3" > "$sd/journal"
+		echo "$1" > "$sd/MainPID"; echo "$2" > "$sd/NRestarts"; [ -z "$3" ] || printf '%s\n' "$3" >> "$sd/journal"
 		daemon_check suite "$4" | sed 's/^/#   /'
 		exit "${PIPESTATUS[0]}"
 	)
@@ -107,5 +116,35 @@ ok $? "refsnapd: a core dump fails even when the suite restarts the daemon"
 ok $? "refsnapd: an abort fails"
 ! daemon_case 200 0 "refsnapd.service: Main process exited, code=killed, status=9/KILL" 0
 ok $? "refsnapd: a SIGKILL not sent by the suite fails"
+daemon_case 200 0 "refsnapd.service: Main process exited, code=killed, status=9/KILL" 1
+ok $? "refsnapd: a SIGKILL sent by a suite that manages the daemon passes"
+
+# main: one systemctl and one journalctl a suite (and one of each for the
+# first mark); what one suite's check saw is the next one's mark, so a
+# crash is reported once, in the suite it happened in, and a PID change
+# in a managing suite is not charged to the next.
+rm -rf "$in/suites" "$in/suites.d" "$out" && mkdir -p "$in/suites.d" "$out"
+suite one 'check a true
+suite_end'
+suite two 'check b true
+echo 300 > "$SD/MainPID"; echo "refsnapd.service: Main process exited, code=dumped, status=6/ABRT" >> "$SD/journal"
+suite_end'
+suite three 'check c true
+suite_end'
+suite four 'check d true
+: systemctl restart refsnapd
+echo 400 > "$SD/MainPID"
+suite_end'
+suite five 'check e true
+suite_end'
+echo 100 > "$sd/MainPID"; echo 0 > "$sd/NRestarts"; echo "-- boot" > "$sd/journal"; : > "$sd/calls"
+(cd "$in" && SD=$sd PATH=$sd/bin:$PATH REFSNAP_TEST_CONSOLE=$tmp/console REFSNAP_TEST_STREAM=$tmp/stream \
+	REFSNAP_TEST_KMSG=$tmp/kmsg REFSNAP_TEST_CONF=$tmp/conf.d ./main "$out") > "$tmp/main.log" 2>&1
+sed 's/^/#   /' "$out/results.txt"
+[ "$(grep -c systemctl "$sd/calls")" = 6 ] && [ "$(grep -c journalctl "$sd/calls")" = 6 ]
+ok $? "refsnapd: one systemctl and one journalctl a suite ($(sort "$sd/calls" | uniq -c | tr -s ' \n' ' '))"
+r '^FAIL two/refsnapd-crashed: main PID 100 became 300; journal: .*status=6/ABRT' &&
+	[ "$(grep -c refsnapd-crashed "$out/results.txt")" = 1 ]
+ok $? "refsnapd: a crash is reported once, in the suite it happened in"
 
 tap_end

@@ -205,35 +205,56 @@ expect_fs_errors() {
 # Restart=on-failure.  No automatic restart, no core dump and no death by
 # a fatal signal in its journal since the mark; and, unless the suite
 # stops or restarts the daemon itself (MANAGES=1), the same main PID and
-# no SIGKILL.  Prints what it found; fails when it found anything.
+# no SIGKILL.  Prints what it found (and keeps it in daemon_found); fails
+# when it found anything.  Run it in the shell itself, not in $(...).
+# One systemctl and one journalctl a suite: what a check saw (the main
+# PID, the restart count, the cursor of the unit's last journal entry) is
+# the next suite's mark, so daemon_mark asks only the first time.
+daemon_state() {	# daemon_loaded, daemon_pid, daemon_restarts from one systemctl
+	local line
+	daemon_loaded= daemon_pid= daemon_restarts=
+	while IFS= read -r line; do
+		case "$line" in
+		LoadState=*) daemon_loaded=${line#*=} ;;
+		MainPID=*) daemon_pid=${line#*=} ;;
+		NRestarts=*) daemon_restarts=${line#*=} ;;
+		esac
+	done < <(systemctl show -p LoadState -p MainPID -p NRestarts refsnapd.service 2>/dev/null)
+}
 daemon_mark() {
-	daemon_loaded=$(systemctl show -p LoadState --value refsnapd.service 2>/dev/null)
+	[ -n "${daemon_marked:-}" ] && return 0
+	daemon_state
 	[ "$daemon_loaded" = loaded ] || return 0
-	daemon_pid=$(systemctl show -p MainPID --value refsnapd.service)
-	daemon_restarts=$(systemctl show -p NRestarts --value refsnapd.service)
-	daemon_cursor=$(journalctl -q -n 1 -o export 2>/dev/null | sed -n 's/^__CURSOR=//p')
+	daemon_cursor=$(journalctl -q -n 1 --show-cursor -o cat 2>/dev/null)
+	daemon_cursor=${daemon_cursor##*-- cursor: }
+	case "$daemon_cursor" in *$'\n'*|'') daemon_cursor= ;; esac
+	daemon_marked=1
 }
 daemon_check() {
-	local manages=$2 pid restarts log found=
-	[ "${daemon_loaded:-}" = loaded ] || return 0
-	pid=$(systemctl show -p MainPID --value refsnapd.service)
-	restarts=$(systemctl show -p NRestarts --value refsnapd.service)
-	[ "${restarts:-0}" -gt "${daemon_restarts:-0}" ] &&
-		found+="restarted automatically ($daemon_restarts to $restarts); "
-	[ "$manages" = 0 ] && [ "$pid" != "$daemon_pid" ] &&
-		found+="main PID $daemon_pid became $pid; "
-	log=$(journalctl -q -u refsnapd.service --no-pager -o cat \
-		${daemon_cursor:+--after-cursor="$daemon_cursor"} 2>/dev/null |
-		grep -E 'dumped core|code=dumped|status=[0-9]+/(SEGV|ABRT|BUS|FPE|ILL|SYS|TRAP)|Scheduled restart job' |
-		head -n 3)
-	[ -n "$log" ] && found+="journal: ${log//$'\n'/ | }; "
-	if [ "$manages" = 0 ]; then
-		log=$(journalctl -q -u refsnapd.service --no-pager -o cat \
-			${daemon_cursor:+--after-cursor="$daemon_cursor"} 2>/dev/null |
-			grep -E 'status=9/KILL' | head -n 1)
-		[ -n "$log" ] && found+="journal: $log; "
-	fi
-	[ -z "$found" ] || { printf '%s\n' "${found%; }"; return 1; }
+	local manages=$2 pid0=${daemon_pid:-} restarts0=${daemon_restarts:-0} line found= n=0 killed=
+	[ "${daemon_loaded:-}" = loaded ] || { daemon_marked=; return 0; }
+	daemon_state
+	[ "${daemon_restarts:-0}" -gt "$restarts0" ] &&
+		found+="restarted automatically ($restarts0 to $daemon_restarts); "
+	[ "$manages" = 0 ] && [ "$daemon_pid" != "$pid0" ] &&
+		found+="main PID $pid0 became $daemon_pid; "
+	# The unit's journal since the mark, read once; its last entry's
+	# cursor is the next mark (none printed: nothing new, the mark stays).
+	while IFS= read -r line; do
+		case "$line" in
+		"-- cursor: "*) daemon_cursor=${line#-- cursor: } ;;
+		*"dumped core"*|*code=dumped*|*"Scheduled restart job"*|*status=[0-9]*/SEGV*|*status=[0-9]*/ABRT*|\
+		*status=[0-9]*/BUS*|*status=[0-9]*/FPE*|*status=[0-9]*/ILL*|*status=[0-9]*/SYS*|*status=[0-9]*/TRAP*)
+			n=$((n + 1))
+			[ "$n" -le 3 ] && found+="journal: $line; " ;;
+		*status=9/KILL*)
+			[ "$manages" = 0 ] && [ -z "$killed" ] && { killed=1; found+="journal: $line; "; } ;;
+		esac
+	done < <(journalctl -q -u refsnapd.service --no-pager -o cat --show-cursor \
+		${daemon_cursor:+--after-cursor="$daemon_cursor"} 2>/dev/null)
+	[ "$daemon_loaded" = loaded ] || daemon_marked=
+	daemon_found=${found%; }
+	[ -z "$found" ] || { printf '%s\n' "$daemon_found"; return 1; }
 }
 
 # Waiting on events, not on the clock: a condition polled every 0.1 s, the
