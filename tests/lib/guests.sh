@@ -16,12 +16,15 @@
 # one when a benchmark is among the suites);
 # REFSNAP_VM_SMP: each guest's CPUs (default: the CPUs shared out);
 # REFSNAP_VM_TIMEOUT: each boot's limit (default: its suites' limits and
-# ten minutes).
+# ten minutes).  REFSNAP_VM_TIMES (default build/vm-suite-times.txt)
+# keeps each suite's time in its last run that ended it, for the next
+# split (suite_weight).
 vm_guests() {
 	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp g gs gin gres gname limit s
 	local label vmrc secs f
 	shift 4
 	local table=$verdicts_top/tests/vm/timeouts
+	export REFSNAP_VM_TIMES=${REFSNAP_VM_TIMES:-${REFSNAP_BUILD:-$verdicts_top/build}/vm-suite-times.txt}
 	local -a lists pids=()
 	ncpu=$(nproc)
 	guests=${REFSNAP_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
@@ -65,6 +68,14 @@ vm_guests() {
 		echo "$secs $g $gs" >> "$res/guest-times.txt"
 		vm_verdicts --guest "$label" "$gres" $gs
 		suite_times --guest "$label" "$gres" >> "$res/suite-times.txt"
+		# Their times, for the next split: a second guest's smoke is
+		# the same suite again, and a timeout says only "at least".
+		while read -r _ _ s rc ms; do
+			[ "$s" = "${s#*/}" ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] || continue
+			mkdir -p "${REFSNAP_VM_TIMES%/*}"
+			{ grep -v "^$s " "$REFSNAP_VM_TIMES" 2>/dev/null; echo "$s $(( (${ms%ms} + 500) / 1000 ))"; } \
+				> "$REFSNAP_VM_TIMES.new" && mv "$REFSNAP_VM_TIMES.new" "$REFSNAP_VM_TIMES"
+		done < <(suite_times --guest "$label" "$gres")
 		if [ "$guests" != 1 ]; then
 			for f in "$gres"/*.log; do
 				[ -f "$f" ] && [ ! -e "$res/${f##*/}" ] && ln -s "guest$g/${f##*/}" "$res/${f##*/}"

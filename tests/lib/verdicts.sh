@@ -145,10 +145,17 @@ suite_times() {
 	sed -n "s/\r\$//; s|^suite-end smoke |suite-end ${g}smoke |; s/^suite-end /suite time: /p" "$1/stream.txt" 2>/dev/null
 }
 
-# suite_weight TABLE SUITE: the seconds it was measured to take (the third
-# column of tests/vm/timeouts), else half its limit.
+# suite_weight TABLE SUITE: the seconds it was measured to take: in the
+# last run on this machine that ran it (REFSNAP_VM_TIMES, a file of "NAME
+# SECONDS" lines that vm_guests keeps), else in the third column of
+# tests/vm/timeouts, else half its limit.
 suite_weight() {
 	local name t w def=900
+	if [ -n "${REFSNAP_VM_TIMES:-}" ] && [ -r "$REFSNAP_VM_TIMES" ]; then
+		while read -r name t _; do
+			[ "$name" = "$2" ] && [[ $t == [0-9]* ]] && { echo "$t"; return; }
+		done < "$REFSNAP_VM_TIMES"
+	fi
 	while read -r name t w _; do
 		case "$name" in ''|'#'*) continue ;; default) def=$t ;; "$2") echo "${w:-$((t / 2))}"; return ;; esac
 	done < "$1"

@@ -36,6 +36,12 @@ ok $? "split: no more guests than suites besides smoke"
 [ "$(split_suites 1 "$table" smoke crash watch)" = "smoke watch crash" ]
 ok $? "split: one guest runs them all"
 
+# The last run's times on this machine come before the table's.
+printf 'trust-restore 900\nwatch 1\n' > "$tmp/times"
+[ "$(REFSNAP_VM_TIMES=$tmp/times split_suites 2 "$table" smoke watch crash trust-restore)" = "smoke trust-restore
+smoke crash watch" ]
+ok $? "split: by this machine's last times when it has them"
+
 # The QEMU stand-in: from the input archive's suites list, each suite's
 # stream as main writes it; a suite named hang* hangs, crash* ends QEMU
 # with an error mid-suite.  The results disk gets what main leaves.  It
@@ -100,6 +106,9 @@ ok $? "two guests: no suite runs in both but smoke"
 [ -L "$tmp/res/refsnapd.log" ] && [ -L "$tmp/res/watch.log" ] && grep -q 'watch log' "$tmp/res/watch.log" &&
 	[ "$(grep -c '^suite time: ' "$tmp/res/suite-times.txt")" = 6 ] && grep -q '^suite time: guest2/smoke ' "$tmp/res/suite-times.txt"
 ok $? "two guests: each suite's log and time where the report looks"
+
+[ "$(sort "$tmp/build/vm-suite-times.txt" | tr '\n' ' ')" = "reflinkat 1 refsnapctl 1 refsnapd 1 smoke 1 watch 1 " ]
+ok $? "two guests: each suite's time kept for the next split"
 
 REFSNAP_VM_GUESTS=2 REFSNAP_VM_TIMEOUT=3 boot "smoke hang reflinkat watch"
 once '^FAIL vm/hang/unfinished' && grep -q '^FAIL vm/\(guest2/\)\?run (.*hang' "$tmp/out" &&
