@@ -8,8 +8,9 @@
 # (vm_verdicts).  INPUT is the guest's input directory without its
 # suites list; with one guest its results go to RESULTS and its VM files
 # to build/vm/NAME, as they always did; with more, guest G's go to
-# RESULTS/guestG and build/vm/NAME-guestG, and each suite's log is linked
-# from RESULTS.  RESULTS/suite-times.txt gets the "suite time:" lines,
+# RESULTS/guestG and build/vm/NAME-guestG, each suite's log is linked
+# from RESULTS and RESULTS/results.txt holds every guest's, one after the
+# other (for reading: the verdicts counted are the streams').  RESULTS/suite-times.txt gets the "suite time:" lines,
 # RESULTS/guest-times.txt "SECONDS G SUITES" a guest.  A guest that failed
 # (QEMU, its console, its status) is a FAIL naming it.
 # REFSNAP_VM_GUESTS: the number of guests (default 2 on 2 or more CPUs;
@@ -77,6 +78,7 @@ vm_guests() {
 				> "$REFSNAP_VM_TIMES.new" && mv "$REFSNAP_VM_TIMES.new" "$REFSNAP_VM_TIMES"
 		done < <(suite_times --guest "$label" "$gres")
 		if [ "$guests" != 1 ]; then
+			cat "$gres/results.txt" >> "$res/results.txt" 2>/dev/null
 			for f in "$gres"/*.log; do
 				[ -f "$f" ] && [ ! -e "$res/${f##*/}" ] && ln -s "guest$g/${f##*/}" "$res/${f##*/}"
 			done

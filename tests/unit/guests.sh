@@ -104,8 +104,8 @@ ok $? "two guests: one CPU each on this $(nproc)-CPU machine"
 	[ "$(grep -o 'suites .*' "$tmp/notes" | tr ' ' '\n' | grep -c '^smoke$')" = 2 ]
 ok $? "two guests: no suite runs in both but smoke"
 [ -L "$tmp/res/refsnapd.log" ] && [ -L "$tmp/res/watch.log" ] && grep -q 'watch log' "$tmp/res/watch.log" &&
-	[ "$(grep -c '^suite time: ' "$tmp/res/suite-times.txt")" = 6 ] && grep -q '^suite time: guest2/smoke ' "$tmp/res/suite-times.txt"
-ok $? "two guests: each suite's log and time where the report looks"
+	[ "$(grep -c '^suite time: ' "$tmp/res/suite-times.txt")" = 6 ] && [ "$(grep -c . "$tmp/res/results.txt")" = 6 ] && grep -q '^suite time: guest2/smoke ' "$tmp/res/suite-times.txt"
+ok $? "two guests: each suite's log, verdicts and time where one guest leaves them"
 
 [ "$(sort "$tmp/build/vm-suite-times.txt" | tr '\n' ' ')" = "reflinkat 1 refsnapctl 1 refsnapd 1 smoke 1 watch 1 " ]
 ok $? "two guests: each suite's time kept for the next split"
