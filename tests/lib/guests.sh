@@ -10,9 +10,10 @@
 # to build/vm/NAME, as they always did; with more, guest G's go to
 # RESULTS/guestG and build/vm/NAME-guestG, each suite's log is linked
 # from RESULTS and RESULTS/results.txt holds every guest's, one after the
-# other (for reading: the verdicts counted are the streams').  RESULTS/suite-times.txt gets the "suite time:" lines,
+# other (for reading: the verdicts counted are the streams').
+# RESULTS/suite-times.txt gets the "suite time:" lines,
 # RESULTS/guest-times.txt "SECONDS G SUITES" a guest.  A guest that failed
-# (QEMU, its console, its status) is a FAIL naming it.
+# (QEMU, its console, its status) is a FAIL naming it and its suites.
 # REFSNAP_VM_GUESTS: the number of guests (default 2 on 2 or more CPUs;
 # one when a benchmark is among the suites);
 # REFSNAP_VM_SMP: each guest's CPUs (default: the CPUs shared out);
@@ -84,7 +85,7 @@ vm_guests() {
 			done
 		fi
 		if [ "$vmrc" != 0 ]; then
-			echo "FAIL vm/${label:+$label/}run (exit $vmrc of images/run-vm for $gs: console clean, guest status 0; see above)"
+			echo "FAIL vm/${label:+$label/}run (console clean, guest status 0: see above; images/run-vm exit $vmrc, suites $gs)"
 			for f in "$gres"/*.log; do
 				[ -f "$f" ] && [ ! -L "$f" ] && grep -q . "$f" && { echo "---- tail of $f"; tail -n 30 "$f"; } >&2
 			done
