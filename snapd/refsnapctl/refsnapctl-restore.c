@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "dirent-util.h"
 #include "exit-status.h"
 #include "fd-util.h"
 #include "mountpoint-util.h"
@@ -95,6 +96,70 @@ static int take_guard(const Job *job, int store) {
         }
         printf("guard snapshot %s%s of what the restore replaces: \"refsnapctl restore %s %s\" undoes it\n", name,
                f.skipped ? " (partial)" : "", job->name, name);
+        return EXIT_OK;
+}
+
+/*
+ * The job whose source holds the directory target (absolute): the one
+ * with the longest such source, or NULL (none, or a name with "..").
+ */
+static const Job *job_holding(const Config *c, const char *target) {
+        _cleanup_free_ char *rel = NULL, *abs = NULL;
+        const Job *best = NULL;
+
+        if (path_normalize_relative(target + 1, &rel) < 0 || !(abs = path_join("/", rel)))
+                return NULL;
+        for (size_t i = 0; i < c->n_jobs; i++)
+                if (path_startswith(abs, c->jobs[i]->source) &&
+                    (!best || strlen(c->jobs[i]->source) > strlen(best->source)))
+                        best = c->jobs[i];
+        return best;
+}
+
+/*
+ * A --to target that already holds something is guarded too: by a guard
+ * snapshot of the job whose source holds it (*ret_guard).  Outside every
+ * job's source nothing can guard it, so --delete into it needs
+ * --no-guard; without --delete, entries the snapshot has still replace
+ * their namesakes there, which is said.  Said by the dry run too.
+ * Returns an exit status.
+ */
+static int to_guard(const Config *c, int live, const char *target, const Job **ret_guard) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret_guard = NULL;
+        if (live < 0)
+                return EXIT_OK;         /* a dry run into a directory not made yet */
+        r = dir_names_sorted(live, &names, &n);
+        strv_free(names);
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
+                return exit_status_from_errno(r);
+        }
+        if (n == 0)
+                return EXIT_OK;         /* empty: nothing to replace */
+        *ret_guard = job_holding(c, target);
+        if (*ret_guard) {
+                if (arg_dry_run && !arg_no_guard)
+                        printf("%s is not empty: a guard snapshot of job %s, whose source holds it, is taken "
+                               "first\n", target, (*ret_guard)->name);
+                return EXIT_OK;
+        }
+        if (arg_no_guard)
+                return EXIT_OK;
+        if (arg_delete) {
+                if (arg_dry_run)
+                        printf("! %s: not empty, and in no job's source: nothing could guard what --delete "
+                               "removes there (--no-guard restores without a guard)\n", target);
+                fprintf(stderr, "refsnapctl: %s is not empty and lies in no job's source, so no guard snapshot "
+                        "can keep what --delete would remove there; nothing restored (--no-guard restores "
+                        "without one)\n", target);
+                return EXIT_FAILED;
+        }
+        fprintf(stderr, "refsnapctl: note: %s is not empty and lies in no job's source: what the snapshot has "
+                "replaces its namesakes there without a guard snapshot\n", target);
         return EXIT_OK;
 }
 
@@ -268,14 +333,14 @@ static int delete_rules(Restore *o, const Job *job, int store, const char *name,
 
 int verb_restore(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
-        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
+        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF, guard_store = -EBADF;
         _cleanup_free_ char *to = NULL;
         char **skipped = NULL;
         char name[SNAPSHOT_NAME_MAX];
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
         const char *target;
         struct stat st;
-        const Job *job;
+        const Job *job, *guard;
         int r;
 
         if (argc < 3) {
@@ -301,6 +366,13 @@ int verb_restore(int argc, char *argv[]) {
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
+        /* Into the job's source, the job is guarded; into --to, the job whose source holds it. */
+        guard = job;
+        if (arg_to) {
+                r = to_guard(c, live, target, &guard);
+                if (r != EXIT_OK)
+                        return r;
+        }
         r = delete_rules(&o, job, store, name, &skipped);
         if (r != EXIT_OK)
                 return r;
@@ -314,8 +386,11 @@ int verb_restore(int argc, char *argv[]) {
         r = same_mount(job, store, live, target);
         if (r != EXIT_OK)
                 return r;
-        if (!arg_dry_run && !arg_to && !arg_no_guard) {
-                r = take_guard(job, store);
+        if (!arg_dry_run && guard && !arg_no_guard) {
+                /* Only to wait on its lock: the snapshot opens (and makes) the store itself. */
+                if (guard != job)
+                        guard_store = store_open(guard->store, false);
+                r = take_guard(guard, guard == job ? store : guard_store);
                 if (r != EXIT_OK)
                         return r;
         }
