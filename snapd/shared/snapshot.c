@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "reflink.h"
+#include "restore.h"
 #include "rm-rf.h"
 #include "snapshot.h"
 
@@ -110,6 +111,14 @@ static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
                 return r;
         if (r < 0)
                 fprintf(t->log, "store %s: cannot remove leftovers: %s\n", t->job->store, strerror(-r));
+        /*
+         * A staging directory a restore killed mid-way left at the top of
+         * a source on a subvolume of its own: removed, not snapshotted.
+         */
+        r = restore_remove_stale_stages(t->src, t->log);
+        if (r < 0)
+                fprintf(t->log, "source %s: cannot look for what an interrupted restore left: %s\n",
+                        t->job->source, strerror(-r));
         return 0;
 }
 
