@@ -670,12 +670,13 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
 /*
  * A store on a filesystem that enforces user or group quotas: each
  * snapshot's copies are charged to their owners, whose quotas it fills.
- * An error unless the job accepts that (accept_quota_charges).
+ * A store under a btrfs qgroup limit: what its snapshots keep counts
+ * against it.  An error unless the job accepts that (accept_quota_charges).
  */
 static void check_quota(FILE *f, unsigned *n, const Job *j) {
         _cleanup_free_ char *existing = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char what[16];
+        char what[16], qgroup[128];
         uint64_t mnt;
 
         if (j->accept_quota_charges || path_mount_id_nearest(j->store, &mnt, &existing) < 0)
@@ -686,6 +687,11 @@ static void check_quota(FILE *f, unsigned *n, const Job *j) {
                        "snapshot's copies are charged to their owners and fill their quotas; set "
                        "accept_quota_charges = yes to accept that", j->store_at.file, j->store_at.line, j->name,
                        j->store, what);
+        else if (fd >= 0 && store_btrfs_qgroup_limit(fd, qgroup, sizeof(qgroup)) > 0)
+                report(f, n, "%s:%u: [%s]: store %s: a btrfs qgroup limit applies to it (%s): the data its "
+                       "snapshots keep counts against the limit, and once it is reached the snapshots and every "
+                       "write under that qgroup fail; set accept_quota_charges = yes to accept that",
+                       j->store_at.file, j->store_at.line, j->name, j->store, qgroup);
 }
 
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {

@@ -40,7 +40,7 @@ typedef struct Take {
 static int take_open(Take *t) {
         _cleanup_free_ char *where = NULL;
         uint64_t src_mnt, store_mnt;
-        char quota[16];
+        char quota[16], qgroup[128];
         int r;
 
         /*
@@ -91,6 +91,13 @@ static int take_open(Take *t) {
                 fprintf(t->log, "store %s: its filesystem enforces user or group quotas (%s): a snapshot's "
                         "copies would be charged to their owners; set accept_quota_charges = yes to accept "
                         "that\n", t->job->store, quota);
+                return -EPERM;
+        }
+        if (!t->job->accept_quota_charges && store_btrfs_qgroup_limit(t->store, qgroup, sizeof(qgroup)) > 0) {
+                fprintf(t->log, "store %s: a btrfs qgroup limit applies to it (%s): the data its snapshots keep "
+                        "counts against the limit, and once it is reached the snapshots and every write under "
+                        "that qgroup fail; set accept_quota_charges = yes to accept that\n", t->job->store,
+                        qgroup);
                 return -EPERM;
         }
         return fstat(t->store, &t->store_st) < 0 ? -errno : 0;

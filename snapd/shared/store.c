@@ -2,11 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "chase.h"
@@ -519,4 +524,127 @@ int store_fs_quota(int fd, char what[static 16]) {
                 return 0;
         }
         return -ENOENT;
+}
+
+/* A number from a file of sysfs: 0 or -errno. */
+static int read_u64_file(const char *path, uint64_t *ret) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        unsigned long long v;
+
+        if (!f)
+                return -errno;
+        if (fscanf(f, "%llu", &v) != 1)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+#define QGROUP_LEVEL(q) ((unsigned long long) ((q) >> 48))
+#define QGROUP_ID(q) ((unsigned long long) ((q) & ((1ULL << 48) - 1)))
+
+/* Has qgroup q of the filesystem fsid a limit (sysfs)?  1, said in what; 0; -errno. */
+static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
+        static const char *const attrs[] = { "max_referenced", "max_exclusive" };
+
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                char path[256];
+                uint64_t v;
+                int r;
+
+                snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/%llu_%llu/%s", fsid, QGROUP_LEVEL(q),
+                         QGROUP_ID(q), attrs[i]);
+                r = read_u64_file(path, &v);
+                if (r == -ENOENT)
+                        continue;       /* no such qgroup (yet): no limit */
+                if (r < 0)
+                        return r;
+                if (v > 0) {
+                        snprintf(what, size, "qgroup %llu/%llu, %s %llu", QGROUP_LEVEL(q), QGROUP_ID(q), attrs[i],
+                                 (unsigned long long) v);
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+/*
+ * The qgroups q belongs to, from the quota tree's relation items (q,
+ * RELATION, parent): a parent's level is higher, so its number larger.
+ */
+static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, size_t *n) {
+        struct btrfs_ioctl_search_args args = {
+                .key = {
+                        .tree_id = BTRFS_QUOTA_TREE_OBJECTID,
+                        .min_objectid = q,
+                        .max_objectid = q,
+                        .min_type = BTRFS_QGROUP_RELATION_KEY,
+                        .max_type = BTRFS_QGROUP_RELATION_KEY,
+                        .min_offset = q + 1,
+                        .max_offset = UINT64_MAX,
+                        .max_transid = UINT64_MAX,
+                        .nr_items = 512,
+                },
+        };
+        size_t off = 0;
+
+        if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
+                return -errno;
+        for (unsigned i = 0; i < args.key.nr_items; i++) {
+                struct btrfs_ioctl_search_header h;
+
+                if (off + sizeof(h) > sizeof(args.buf))
+                        break;
+                memcpy(&h, args.buf + off, sizeof(h));
+                off += sizeof(h) + h.len;
+                if (h.objectid == q && h.type == BTRFS_QGROUP_RELATION_KEY && h.offset > q && *n < max)
+                        parents[(*n)++] = h.offset;
+        }
+        return 0;
+}
+
+int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
+        struct btrfs_ioctl_ino_lookup_args lookup = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
+        struct btrfs_ioctl_fs_info_args info = {};
+        _cleanup_close_ int dir = -EBADF;
+        uint64_t todo[64], enabled;
+        char fsid[40], path[128];
+        size_t n = 1;
+        struct statfs sf;
+        int r;
+
+        if (fstatfs(fd, &sf) < 0)
+                return -errno;
+        if (sf.f_type != BTRFS_SUPER_MAGIC)
+                return 0;
+        /* ioctl() needs a descriptor that is not O_PATH. */
+        dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return -errno;
+        if (ioctl(dir, BTRFS_IOC_FS_INFO, &info) < 0)
+                return -errno;
+        snprintf(fsid, sizeof(fsid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 info.fsid[0], info.fsid[1], info.fsid[2], info.fsid[3], info.fsid[4], info.fsid[5], info.fsid[6],
+                 info.fsid[7], info.fsid[8], info.fsid[9], info.fsid[10], info.fsid[11], info.fsid[12],
+                 info.fsid[13], info.fsid[14], info.fsid[15]);
+        /* Limits count only while quotas are enabled (sysfs has qgroups/ only then). */
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/enabled", fsid);
+        r = read_u64_file(path, &enabled);
+        if (r == -ENOENT || (r >= 0 && enabled == 0))
+                return 0;
+        if (r < 0)
+                return r;
+        /* The subvolume fd is in: its level-0 qgroup, 0/ID. */
+        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &lookup) < 0)
+                return -errno;
+        todo[0] = lookup.treeid;
+        /* It and every qgroup above it, breadth first. */
+        for (size_t i = 0; i < n; i++) {
+                r = qgroup_limit(fsid, todo[i], what, size);
+                if (r != 0)
+                        return r;
+                r = qgroup_parents(dir, todo[i], todo, ELEMENTSOF(todo), &n);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }

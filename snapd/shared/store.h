@@ -129,3 +129,13 @@ int store_remove_retired(int store, FILE *log);
  * 1 (and the option into what, of size at least 16), 0, or -errno.
  */
 int store_fs_quota(int fd, char what[static 16]);
+
+/*
+ * Is the filesystem of fd a btrfs with quotas enabled and a limit
+ * (max_referenced or max_exclusive, /sys/fs/btrfs/FSID/qgroups/) on the
+ * qgroup of fd's subvolume, or on a qgroup it belongs to, however high
+ * (the quota tree's relations)?  Then the extents snapshots keep count
+ * against that limit.  1 (and "qgroup L/ID, ATTR VALUE" into what, of
+ * size size), 0, or -errno (-EPERM: not root).
+ */
+int store_btrfs_qgroup_limit(int fd, char *what, size_t size);
