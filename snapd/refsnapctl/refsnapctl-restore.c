@@ -53,8 +53,15 @@ static void target_error(const char *target, int r, const Chase *c) {
  */
 static int open_target(const char *target, int *ret) {
         Chase c = { .flags = CHASE_SAFE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
+        _cleanup_free_ char *where = NULL, *type = NULL;
         int fd;
 
+        /* A user's FUSE mount over it is never asked anything (its server may never answer). */
+        if (path_under_fuse(NULL, target, &where, &type) > 0) {
+                fprintf(stderr, "refsnapctl: %s is covered by a fuse mount (%s on %s); not restoring there\n",
+                        target, type, where);
+                return EXIT_FAILED;
+        }
         fd = chase_dir(AT_FDCWD, target, &c);
         if (fd < 0 && !(arg_dry_run && fd == -ENOENT)) {
                 target_error(target, fd, &c);

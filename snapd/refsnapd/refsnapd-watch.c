@@ -295,6 +295,9 @@ static int fs_open_root(WatchFs *fs) {
 
         if (fs->root_fd >= 0)
                 return 0;
+        /* A user's FUSE mount over that path now: never asked anything. */
+        if (path_under_fuse(NULL, fs->path, NULL, NULL) > 0)
+                return -EXDEV;
         dir = chase_dir(AT_FDCWD, fs->path, NULL);
         if (dir < 0)
                 return dir;

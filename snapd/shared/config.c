@@ -465,6 +465,21 @@ static bool is_parent(const char *dir, const char *path) {
         return path_split(path, &parent, &base) >= 0 && strcmp(parent[0] ? parent : "/", dir) == 0;
 }
 
+/*
+ * Is path (the job's source or store) reached through a FUSE mount (a
+ * user's, on her directory)?  Then said, and true: the job fails at run
+ * time, and nothing there is looked at (a stat would ask the server).
+ */
+static bool fuse_warning(Checks *k, const KeyWhere *w, const Job *j, const char *what, const char *path) {
+        _cleanup_free_ char *where = NULL, *type = NULL;
+
+        if (path_under_fuse(NULL, path, &where, &type) <= 0)
+                return false;
+        disk_warning(k, w, j, "%s %s is covered by a fuse mount (%s on %s): the job fails until it is "
+                     "unmounted; nothing there is looked at", what, path, type, where);
+        return true;
+}
+
 static void check_source(Checks *k, const Job *j, uint64_t *ret_mnt) {
         _cleanup_free_ char *canonical = NULL;
         const KeyWhere *w = &j->source_at;
@@ -582,8 +597,11 @@ int config_check_paths(const Config *c, char **errors, char **warnings) {
                 const Job *j = c->jobs[i];
                 uint64_t src_mnt = 0;
 
-                check_source(&k, j, &src_mnt);
-                check_store(&k, c, j, src_mnt);
+                /* Nothing under a user's FUSE mount is looked at: its server is never asked. */
+                if (!fuse_warning(&k, &j->source_at, j, "source", j->source))
+                        check_source(&k, j, &src_mnt);
+                if (!fuse_warning(&k, &j->store_at, j, "store", j->store))
+                        check_store(&k, c, j, src_mnt);
                 check_hooks(&k, j);
         }
         r = fclose(k.errors);
@@ -713,6 +731,9 @@ int config_check_command(const char *prog, const char *main_file, const char *dr
                         return 1;
                 }
                 for (size_t i = 0; i < c->n_jobs; i++) {
+                        if (path_under_fuse(NULL, c->jobs[i]->source, NULL, NULL) > 0 ||
+                            path_under_fuse(NULL, c->jobs[i]->store, NULL, NULL) > 0)
+                                continue;       /* said above */
                         check_reflink(f, &n, c->jobs[i]);
                         check_quota(f, &n, c->jobs[i]);
                 }

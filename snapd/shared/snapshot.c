@@ -44,6 +44,24 @@ static int take_open(Take *t) {
         int r;
 
         /*
+         * A user's FUSE mount on the source (her own directory) or above
+         * it: never entered, not even by a stat, which would ask its
+         * server (refusing root, or never answering).
+         */
+        for (int i = 0; i < 2; i++) {
+                _cleanup_free_ char *type = NULL;
+                const char *path = i == 0 ? t->job->source : t->job->store;
+
+                where = mfree(where);
+                r = path_under_fuse(NULL, path, &where, &type);
+                if (r > 0) {
+                        fprintf(t->log, "%s %s is covered by a fuse mount (%s on %s): not entering it, nothing "
+                                "is asked of its server\n", i == 0 ? "source" : "store", path, type, where);
+                        return -EREMOTE;
+                }
+        }
+        where = mfree(where);
+        /*
          * A filesystem fstab lists above the source or the store, not
          * mounted: what is there is the directory below the mount point.
          */
