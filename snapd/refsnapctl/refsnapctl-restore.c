@@ -79,8 +79,8 @@ static int open_target(const char *target, int *ret) {
  * store (a snapshot locks it itself), waiting for a snapshot of the
  * daemon's to end.  Returns an exit status.
  */
-static int take_guard(const Job *job, int store) {
-        SnapshotPre opts = { .guard = true };
+static int take_guard(const Job *job, int store, char *const *paths) {
+        SnapshotPre opts = { .guard = true, .paths = paths };
         char name[SNAPSHOT_NAME_MAX];
         SnapshotFacts f;
         int r;
@@ -101,8 +101,8 @@ static int take_guard(const Job *job, int store) {
                         "(--no-guard restores without one)\n", job->name, strerror(-r));
                 return EXIT_FAILED;
         }
-        printf("guard snapshot %s%s of what the restore replaces: \"refsnapctl restore %s %s\" undoes it\n", name,
-               f.skipped ? " (partial)" : "", job->name, name);
+        printf("guard snapshot %s%s of what the restore replaces%s: \"refsnapctl restore %s %s\" undoes it\n", name,
+               f.skipped ? " (partial)" : "", paths ? " (those paths only)" : "", job->name, name);
         return EXIT_OK;
 }
 
@@ -110,11 +110,24 @@ static int take_guard(const Job *job, int store) {
  * The job whose source holds the directory target (absolute): the one
  * with the longest such source, or NULL (none, or a name with "..").
  */
+static void strv_freep(char ***l) {
+        strv_free(*l);
+}
+
+/* target (absolute) normalized, a new string; NULL with "..", or out of memory. */
+static char *normalized(const char *target) {
+        _cleanup_free_ char *rel = NULL;
+
+        if (path_normalize_relative(target + 1, &rel) < 0)
+                return NULL;
+        return path_join("/", rel);
+}
+
 static const Job *job_holding(const Config *c, const char *target) {
-        _cleanup_free_ char *rel = NULL, *abs = NULL;
+        _cleanup_free_ char *abs = normalized(target);
         const Job *best = NULL;
 
-        if (path_normalize_relative(target + 1, &rel) < 0 || !(abs = path_join("/", rel)))
+        if (!abs)
                 return NULL;
         for (size_t i = 0; i < c->n_jobs; i++)
                 if (path_startswith(abs, c->jobs[i]->source) &&
@@ -167,6 +180,87 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
         }
         fprintf(stderr, "refsnapctl: note: %s is not empty and lies in no job's source: what the snapshot has "
                 "replaces its namesakes there without a guard snapshot\n", target);
+        return EXIT_OK;
+}
+
+/*
+ * What the guard of a restore of rels (n of them; none: the whole tree)
+ * into target holds, as paths of guard's source: those paths only (a
+ * guard protects what is replaced, not the whole job), or the whole tree
+ * (*ret NULL).  Returns an exit status.
+ */
+static int guard_paths(const Job *guard, const char *target, char *const *rels, size_t n, char ***ret) {
+        _cleanup_free_ char *abs = NULL;
+        const char *base = "";
+        char **l = NULL;
+        size_t k = 0;
+
+        *ret = NULL;
+        if (arg_to) {
+                abs = normalized(target);
+                base = abs ? path_startswith(abs, guard->source) : NULL;
+                if (!base)
+                        return EXIT_OK;         /* cannot happen (job_holding() said so): all of it */
+                base += *base == '/';
+        }
+        if (n == 0 && !*base)
+                return EXIT_OK;
+        for (size_t i = 0; i < (n ? n : 1); i++) {
+                _cleanup_free_ char *p = NULL;
+
+                p = n == 0 ? strdup(base) : *base ? path_join(base, rels[i]) : strdup(rels[i]);
+                if (!p || strv_push(&l, &k, p) < 0) {
+                        strv_free(l);
+                        return exit_status_from_errno(-ENOMEM);
+                }
+        }
+        *ret = l;
+        return EXIT_OK;
+}
+
+/*
+ * A guard of some paths only holds nothing else: restored as a whole, it
+ * restores those paths (never the empty rest, which --delete would empty
+ * the live tree by), and a PATH outside them is refused.  *rels (n of
+ * them) is what is restored.  Returns an exit status.
+ */
+static int guard_scope(int store, const char *name, char ***rels, size_t *n) {
+        _cleanup_(strv_freep) char **g = NULL;
+        size_t k = 0;
+        int r;
+
+        r = store_read_guarded(store, name, &g);
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: snapshot %s: cannot read what it guards: %s\n", name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (r == 0)
+                return EXIT_OK;         /* not a guard of some paths */
+        while (g && g[k])
+                k++;
+        if (k == 0) {
+                fprintf(stderr, "refsnapctl: snapshot %s is a guard of paths that were not there: nothing to "
+                        "restore from it\n", name);
+                return EXIT_NOT_FOUND;
+        }
+        if (*n == 0) {
+                printf("snapshot %s is a guard of %zu path%s only: restoring %s\n", name, k, k == 1 ? "" : "s",
+                       k == 1 ? "it" : "those");
+                *rels = TAKE_PTR(g);
+                *n = k;
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < *n; i++) {
+                bool in = false;
+
+                for (size_t j = 0; j < k && !in; j++)
+                        in = path_startswith((*rels)[i], g[j]) != NULL;
+                if (!in) {
+                        fprintf(stderr, "refsnapctl: snapshot %s is a guard of some paths only, and %s is not "
+                                "one of them nor below one\n", name, (*rels)[i]);
+                        return EXIT_NOT_FOUND;
+                }
+        }
         return EXIT_OK;
 }
 
@@ -347,6 +441,8 @@ int verb_restore(int argc, char *argv[]) {
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
         const char *target;
         struct stat st;
+        _cleanup_(strv_freep) char **rels = NULL, **gpaths = NULL;
+        size_t n_rels = 0;
         const Job *job, *guard;
         int r;
 
@@ -359,6 +455,18 @@ int verb_restore(int argc, char *argv[]) {
                 return r;
         if (strcmp(argv[2], "latest") == 0)
                 printf("restoring from %s, the newest snapshot of %s that is not a guard\n", name, job->name);
+        /* The PATHs, relative to the source. */
+        for (int i = 3; i < argc; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (job_relative(job, argv[i], &rel) < 0)
+                        return EXIT_USAGE;
+                if (strv_push(&rels, &n_rels, rel) < 0)
+                        return exit_status_from_errno(-ENOMEM);
+        }
+        r = guard_scope(store, name, &rels, &n_rels);
+        if (r != EXIT_OK)
+                return r;
         /* The store, should it lie inside the tree, is left alone. */
         if (fstat(store, &st) == 0)
                 o.skip = file_id(&st);
@@ -384,8 +492,8 @@ int verb_restore(int argc, char *argv[]) {
         if (r != EXIT_OK)
                 return r;
         /* Every PATH first, so that a mistyped one costs no guard snapshot. */
-        for (int i = 3; i < argc; i++) {
-                r = check_path(job, snap, argv[i]);
+        for (size_t i = 0; i < n_rels; i++) {
+                r = check_path(job, snap, rels[i]);
                 if (r != EXIT_OK)
                         return r;
         }
@@ -397,7 +505,9 @@ int verb_restore(int argc, char *argv[]) {
                 /* Only to wait on its lock: the snapshot opens (and makes) the store itself. */
                 if (guard != job)
                         guard_store = store_open(guard->store, false);
-                r = take_guard(guard, guard == job ? store : guard_store);
+                r = guard_paths(guard, target, rels, n_rels, &gpaths);
+                if (r == EXIT_OK)
+                        r = take_guard(guard, guard == job ? store : guard_store, gpaths);
                 if (r != EXIT_OK)
                         return r;
         }
@@ -409,11 +519,11 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         /* Every PATH, whatever one of them did: the first failure's status. */
-        if (argc == 3)
+        if (n_rels == 0)
                 r = restore_path(&o, job, name, snap, live, store, "");
         else
-                for (int i = 3; i < argc; i++) {
-                        int k = restore_path(&o, job, name, snap, live, store, argv[i]);
+                for (size_t i = 0; i < n_rels; i++) {
+                        int k = restore_path(&o, job, name, snap, live, store, rels[i]);
 
                         if (r == EXIT_OK)
                                 r = k;

@@ -18,7 +18,8 @@ static void keep_newest_whole(int store, char **names, size_t n, unsigned *reaso
         for (size_t i = n; i > 0; i--) {
                 SnapshotFacts f = {};
 
-                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.skipped > 0)
+                /* Partial, or a guard of some paths only: not whole. */
+                if (store_read_facts(store, names[i - 1], &f) >= 0 && (f.skipped > 0 || f.guarded > 0))
                         continue;
                 if (!(reasons[i - 1] & KEEP_NEWEST))
                         reasons[i - 1] |= KEEP_WHOLE;

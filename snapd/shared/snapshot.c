@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "copy-meta.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
+#include "path-util.h"
 #include "reflink.h"
 #include "restore.h"
 #include "rm-rf.h"
+#include "strv.h"
 #include "snapshot.h"
 
 /*
@@ -28,6 +31,9 @@ typedef struct Take {
         const MirrorOps *ops;
         FILE *log;
         bool guard;
+        char *const *paths;     /* a guard of these only; NULL: the whole tree */
+        char **guarded;         /* of those, the ones there, mirrored */
+        size_t n_guarded;
         char *skipped;          /* the skipped files, "ERRNO PATH" lines */
         size_t skipped_size;
         int src, store, dst;
@@ -192,6 +198,83 @@ static int take_probe(Take *t) {
         return r;
 }
 
+static bool listed(char *const *l, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(l[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * A guard of some paths only: each path that is there, mirrored whole
+ * (below it, nothing excluded), into the directories above it, made in
+ * the snapshot and given their live twins' metadata once all is in.
+ */
+static int take_mirror_paths(Take *t, Mirror *w) {
+        char **dirs = NULL;
+        size_t n_dirs = 0;
+        struct stat st;
+        int r = 0;
+
+        w->exclude = NULL;
+        w->workers = 0;
+        for (char *const *p = t->paths; *p && r >= 0; p++) {
+                _cleanup_close_ int sdir = -EBADF, ddir = -EBADF;
+                _cleanup_free_ char *dir = NULL;
+                const char *base;
+                uint64_t before = w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials;
+
+                r = path_split(*p, &dir, &base);
+                if (r < 0)
+                        break;
+                sdir = chase_dir(t->src, dir, &(Chase) { .flags = CHASE_NO_XDEV });
+                if (sdir == -ENOENT || sdir == -ENOTDIR || sdir == -ELOOP || sdir == -EXDEV) {
+                        r = 0;
+                        continue;       /* not there (or not a restore's to enter): nothing it replaces */
+                }
+                if (sdir < 0) {
+                        r = sdir;
+                        break;
+                }
+                ddir = chase_dir(t->dst, dir, &(Chase) { .flags = CHASE_MKDIR | CHASE_NO_XDEV });
+                if (ddir < 0) {
+                        r = ddir;
+                        break;
+                }
+                r = mirror_entry(w, sdir, base, ddir);
+                if (r < 0)
+                        break;
+                if (w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials == before)
+                        continue;       /* vanished, or another mount: not held */
+                r = strv_push(&t->guarded, &t->n_guarded, *p);
+                /* The directories above it, deepest last, for their metadata. */
+                for (const char *q = strchr(dir, '/'); r >= 0 && *dir; q = strchr(q + 1, '/')) {
+                        _cleanup_free_ char *up = q ? strndup(dir, q - dir) : strdup(dir);
+
+                        if (!up) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (!listed(dirs, n_dirs, up))
+                                r = strv_push(&dirs, &n_dirs, up);
+                        if (!q)
+                                break;
+                }
+        }
+        /* Deepest first, then the top: times set after everything below is in. */
+        for (size_t i = n_dirs; r >= 0 && i > 0; i--) {
+                _cleanup_close_ int s = chase_dir(t->src, dirs[i - 1], &(Chase) { .flags = CHASE_NO_XDEV });
+                _cleanup_close_ int d = chase_dir(t->dst, dirs[i - 1], &(Chase) { .flags = CHASE_NO_XDEV });
+
+                if (s >= 0 && d >= 0 && fstat(s, &st) == 0)
+                        r = copy_meta_fd(s, d, &st);
+        }
+        if (r >= 0 && fstat(t->src, &st) == 0)
+                r = copy_meta_fd(t->src, t->dst, &st);
+        strv_free(dirs);
+        return r;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
         _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
@@ -217,7 +300,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (r < 0)
                         return r;
         }
-        r = mirror_tree(&w, t->src, t->dst);
+        r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
         if (fflush(skipped) != 0)
@@ -235,6 +318,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .excluded = w.stats.excluded,
                 .skipped = w.stats.skipped,
                 .guard = t->guard,
+                .guarded = t->paths ? t->n_guarded : 0,
         };
         return 0;
 }
@@ -245,6 +329,12 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
 
         if (syncfs(t->dst) < 0)
                 return -errno;
+        /* A guard of some paths: which, before the facts that say it is one. */
+        if (t->paths) {
+                r = store_write_guarded(t->store, t->name, t->guarded);
+                if (r < 0)
+                        return r;
+        }
         r = store_write_facts(t->store, t->name, facts, t->skipped);
         if (r < 0)
                 return r;
@@ -280,6 +370,7 @@ static void take_done(Take *t, int r) {
         }
         safe_close(t->store);
         safe_close(t->src);
+        strv_free(t->guarded);
         free(t->skipped);
 }
 
@@ -293,6 +384,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .store = -EBADF,
                 .dst = -EBADF,
                 .guard = pre && pre->guard,
+                .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),
                 .name = name,
         };

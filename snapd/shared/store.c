@@ -251,9 +251,12 @@ static int remove_orphan_facts(int store, FILE *log) {
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, or NAME.skipped: NAME's, kept while NAME is there. */
+                /* NAME, NAME.skipped or NAME.guarded: NAME's, kept while NAME is there. */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(STORE_GUARDED_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_GUARDED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -312,9 +315,10 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
                 return dir;
         if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
                      "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
-                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nerrors=%u\n",
+                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nguarded=%" PRIu64 "\nerrors=%u\n",
                      (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
-                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->errors) < 0)
+                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->guarded,
+                     f->errors) < 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
@@ -359,15 +363,17 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "excluded")) f->excluded = v;
                 else if (!strcmp(key, "skipped")) f->skipped = v;
                 else if (!strcmp(key, "guard")) f->guard = v != 0;
+                else if (!strcmp(key, "guarded")) f->guarded = v;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
         return 0;
 }
 
-int store_read_skipped(int store, const char *name, char ***ret) {
+/* A list of paths beside name's facts: "ERRNO PATH" lines, backslashes and newlines in PATH escaped. */
+static int read_list(int store, const char *name, const char *suffix, char ***ret) {
         _cleanup_close_ int dir = facts_dir(store, false);
-        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+        char list[SNAPSHOT_NAME_MAX + 16];
         _cleanup_free_ char *line = NULL, *path = NULL;
         size_t size = 0, k = 0;
         char **l = NULL;
@@ -380,7 +386,7 @@ int store_read_skipped(int store, const char *name, char ***ret) {
                 return 0;
         if (dir < 0)
                 return dir;
-        snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
+        snprintf(list, sizeof(list), "%s%s", name, suffix);
         fd = openat(dir, list, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -418,7 +424,47 @@ int store_read_skipped(int store, const char *name, char ***ret) {
                 return r;
         }
         *ret = l;
-        return 0;
+        return 1;
+}
+
+int store_read_skipped(int store, const char *name, char ***ret) {
+        int r = read_list(store, name, STORE_SKIPPED_SUFFIX, ret);
+
+        return r < 0 ? r : 0;
+}
+
+int store_read_guarded(int store, const char *name, char ***ret) {
+        return read_list(store, name, STORE_GUARDED_SUFFIX, ret);
+}
+
+int store_write_guarded(int store, const char *name, char *const *paths) {
+        _cleanup_close_ int dir = facts_dir(store, true);
+        _cleanup_free_ char *text = NULL;
+        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_GUARDED_SUFFIX)];
+        size_t size = 0;
+        FILE *f;
+
+        if (dir < 0)
+                return dir;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        /* As the skipped list: "0 PATH", the path's backslashes and newlines escaped. */
+        for (char *const *p = paths; p && *p; p++) {
+                fputs("0 ", f);
+                for (const char *c = *p; *c; c++)
+                        if (*c == '\n')
+                                fputs("\\n", f);
+                        else if (*c == '\\')
+                                fputs("\\\\", f);
+                        else
+                                fputc(*c, f);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        snprintf(list, sizeof(list), "%s" STORE_GUARDED_SUFFIX, name);
+        return write_synced(dir, list, text ? text : "");
 }
 
 int store_set_latest(int store, const char *name) {
@@ -445,6 +491,8 @@ int store_retire(int store, const char *name) {
         if (dir >= 0) {
                 (void) unlinkat(dir, name, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_GUARDED_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
         }
         return 0;

@@ -19,6 +19,7 @@
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
+ *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
@@ -34,11 +35,14 @@ typedef struct SnapshotFacts {
         uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
         uint64_t skipped;       /* > 0: a partial snapshot (the files are in .facts/NAME.skipped) */
         bool guard;             /* taken by a restore, of what it was about to replace */
+        uint64_t guarded;       /* > 0: a guard of these paths only (in .facts/NAME.guarded), not the whole job */
         unsigned errors;
 } SnapshotFacts;
 
 /* Where the skipped files of a partial snapshot are listed, beside its facts. */
 #define STORE_SKIPPED_SUFFIX ".skipped"
+/* Where a guard of some paths only lists them. */
+#define STORE_GUARDED_SUFFIX ".guarded"
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
@@ -103,6 +107,14 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f);
  * from .facts/NAME.skipped: *ret NULL-terminated, or NULL when none.
  */
 int store_read_skipped(int store, const char *name, char ***ret);
+/*
+ * A guard snapshot of some paths only (a restore of those): the paths
+ * (relative to the source), written before it is published, and read
+ * back: 1 for such a guard (*ret NULL when none of its paths was there:
+ * it holds nothing), 0 for any other snapshot (*ret NULL), or -errno.
+ */
+int store_write_guarded(int store, const char *name, char *const *paths);
+int store_read_guarded(int store, const char *name, char ***ret);
 int store_set_latest(int store, const char *name);
 
 /*
