@@ -5,7 +5,8 @@
  * without allow_other owned by another user (which refuses root: EACCES)
  * whose server is gone, one with allow_other whose server never answers
  * (a stat of it waits forever).  The walk, the diff and the removal
- * complete and leave both out.  An alarm bounds a hang.
+ * complete and leave both out; a job whose source is the silent mount
+ * fails at once.  An alarm bounds a hang.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,9 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "mirror.h"
+#include "mountpoint-util.h"
 #include "rm-rf.h"
+#include "snapshot.h"
 #include "tests.h"
 #include "tree-diff.h"
 
@@ -105,6 +108,33 @@ static int child(const char *base) {
                 /* The snapshot against the live tree: the mounts are in neither. */
                 CHECK(tree_diff(&d, dfd, sfd, NULL, NULL) == 0);
                 CHECK(n == 0);
+        }
+        {
+                /*
+                 * A FUSE mount on a job's source itself (the silent one):
+                 * the job fails at once, by the mount table, never asking it.
+                 */
+                char net[300], store[300], *where = NULL, *type = NULL;
+                char name[SNAPSHOT_NAME_MAX];
+                SnapshotFacts f;
+                Job job = { .name = "covered", .source = net, .store = store };
+
+                snprintf(net, sizeof(net), "%s/bob/net", src);
+                snprintf(store, sizeof(store), "%s/store", dst);
+                CHECK(path_under_fuse(NULL, net, &where, &type) == 1);
+                CHECK(where && strcmp(where, net) == 0 && type && strcmp(type, "fuse.test") == 0);
+                free(where);
+                free(type);
+                CHECK(path_under_fuse(NULL, src, NULL, NULL) == 0);
+                msg = mfree(msg);
+                {
+                        FILE *log = open_memstream(&msg, &size);
+
+                        r = snapshot_take(&job, &clone_double_ops, NULL, log, NULL, name, &f);
+                        fclose(log);
+                }
+                CHECK(r == -EREMOTE);
+                CHECK(msg && strstr(msg, "is covered by a fuse mount (fuse.test on "));
         }
         {
                 /* Removal: everything but the mounts, and the directories holding them. */
