@@ -11,15 +11,19 @@
 
 /*
  * The newest snapshot that is whole (its facts say no file was skipped;
- * one without facts counts as whole) is always kept, whatever the rules
+ * one without facts counts as whole) and not a guard is always kept, whatever the rules
  * and whatever the newest is: a partial snapshot never stands in for it.
  */
 static void keep_newest_whole(int store, char **names, size_t n, unsigned *reasons) {
         for (size_t i = n; i > 0; i--) {
                 SnapshotFacts f = {};
 
-                /* Partial, or a guard of some paths only: not whole. */
-                if (store_read_facts(store, names[i - 1], &f) >= 0 && (f.skipped > 0 || f.guarded > 0))
+                /*
+                 * Partial: not whole.  A guard is kept for keep_guard, and
+                 * never stands in for the job's own snapshots (one of some
+                 * paths only is not whole either).
+                 */
+                if (store_read_facts(store, names[i - 1], &f) >= 0 && (f.skipped > 0 || f.guard))
                         continue;
                 if (!(reasons[i - 1] & KEEP_NEWEST))
                         reasons[i - 1] |= KEEP_WHOLE;
