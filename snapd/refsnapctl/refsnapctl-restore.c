@@ -106,10 +106,6 @@ static int take_guard(const Job *job, int store, char *const *paths) {
         return EXIT_OK;
 }
 
-/*
- * The job whose source holds the directory target (absolute): the one
- * with the longest such source, or NULL (none, or a name with "..").
- */
 static void strv_freep(char ***l) {
         strv_free(*l);
 }
@@ -117,12 +113,17 @@ static void strv_freep(char ***l) {
 /* target (absolute) normalized, a new string; NULL with "..", or out of memory. */
 static char *normalized(const char *target) {
         _cleanup_free_ char *rel = NULL;
+        char *abs = NULL;
 
-        if (path_normalize_relative(target + 1, &rel) < 0)
+        if (path_normalize_relative(target + 1, &rel) < 0 || asprintf(&abs, "/%s", rel) < 0)
                 return NULL;
-        return path_join("/", rel);
+        return abs;
 }
 
+/*
+ * The job whose source holds the directory target (absolute): the one
+ * with the longest such source, or NULL (none, or a name with "..").
+ */
 static const Job *job_holding(const Config *c, const char *target) {
         _cleanup_free_ char *abs = normalized(target);
         const Job *best = NULL;

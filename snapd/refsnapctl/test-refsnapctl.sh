@@ -127,6 +127,19 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# A --to target that is not empty: guarded by the job whose source holds
+# it, or, in no job's source, --delete into it needs --no-guard.
+mkdir -p "$t/out" "$t/src/in" && echo x > "$t/out/x" && echo x > "$t/src/in/x"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/out" 2>&1)
+ok test $? = 1
+ok grep -q "^! $t/out: not empty, and in no job's source" <<<"$out"
+ok grep -q -- "--no-guard" <<<"$out"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/out" --no-guard 2>&1)
+ok test $? = 0
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/./src//in" 2>&1)
+ok test $? = 0
+ok grep -q "a guard snapshot of job home, whose source holds it" <<<"$out"
+rm -rf "$t/out" "$t/src/in"
 # The restore target is resolved without following a symbolic link, and
 # only through root's directories (checked before anything else, so the
 # host, without reflinkat, can test it with --dry-run).
