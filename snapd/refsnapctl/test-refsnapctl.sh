@@ -140,6 +140,23 @@ out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/./src//in
 ok test $? = 0
 ok grep -q "a guard snapshot of job home, whose source holds it" <<<"$out"
 rm -rf "$t/out" "$t/src/in"
+# A target named with "..": refused, not resolved one way for the checks
+# and another for the restore.
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --to "$t/src/in/../../out" 2>&1)
+ok test $? = 2
+ok grep -q "names \.\." <<<"$out"
+# A target on another mount below a job's source is in no job's source:
+# that job's guard could not hold it (a guard never crosses a mount).
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	mkdir -p "$t/src/mnt"
+	out=$(unshare -m sh -c 'mount -t tmpfs tmpfs "$1/src/mnt" && mkdir "$1/src/mnt/in" &&
+		echo x > "$1/src/mnt/in/x" && shift && exec "$@"' sh "$t" \
+		"$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/src/mnt/in" 2>&1)
+	ok test $? = 1
+	ok grep -q "^! $t/src/mnt/in: not empty, and in no job's source" <<<"$out"
+	ok bash -c '! grep -q "a guard snapshot of job home" <<<"$1"' sh "$out"
+	rmdir "$t/src/mnt"
+fi
 # The restore target is resolved without following a symbolic link, and
 # only through root's directories (checked before anything else, so the
 # host, without reflinkat, can test it with --dry-run).

@@ -8,7 +8,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -166,6 +168,49 @@ int main(void) {
                 /* Gone again: the cases below count on the names of this second. */
                 CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
                 CHECK(store_read_guarded(s, gname, &held) == 0 && !held);
+        }
+
+        /*
+         * A guard holds each PATH that is there, or fails: only a PATH
+         * that is not there (ENOENT, ENOTDIR) is left out.  One reached
+         * through a symbolic link, one on another mount below the source
+         * and a mount point itself fail the guard (the restore then says
+         * --no-guard restores without one), and no guard is published.
+         */
+        {
+                char *absent[] = { "a/none", "f3/x", NULL }, *linked[] = { "lnk/f1", NULL };
+                char *below[] = { "mnt/x", NULL }, *point[] = { "mnt", NULL };
+                SnapshotPre pre = { .guard = true };
+                char gname[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
+                size_t before;
+
+                sh("ln -s a '%s/src/lnk'", base);
+                pre.paths = absent;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == 0);
+                CHECK(f.guard && f.guarded == 0);
+                {
+                        _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
+                }
+                before = count_snapshots(store);
+                pre.paths = linked;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -ELOOP);
+                CHECK(count_snapshots(store) == before);
+                sh("rm '%s/src/lnk'", base);
+                snprintf(p, sizeof(p), "%s/mnt", src);
+                if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 && mkdir(p, 0755) == 0 &&
+                    mount("tmpfs", p, "tmpfs", 0, "mode=0755") == 0) {
+                        sh("mkdir '%s/src/mnt/x' && echo y > '%s/src/mnt/x/y'", base);
+                        pre.paths = below;
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -EXDEV);
+                        pre.paths = point;
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -EXDEV);
+                        CHECK(count_snapshots(store) == before);
+                        CHECK(umount2(p, MNT_DETACH) == 0 && rmdir(p) == 0);
+                } else
+                        SKIP("a mount below the source: no mount namespace of our own");
         }
 
         /* The same second again: a suffix. */
