@@ -57,7 +57,13 @@ static int open_target(const char *target, int *ret) {
         int fd;
 
         /* A user's FUSE mount over it is never asked anything (its server may never answer). */
-        if (path_under_fuse(NULL, target, &where, &type) > 0) {
+        fd = path_under_fuse(NULL, target, &where, &type);
+        if (fd < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot tell whether a fuse mount covers it (%s); not restoring "
+                        "there\n", target, strerror(-fd));
+                return EXIT_FAILED;
+        }
+        if (fd > 0) {
                 fprintf(stderr, "refsnapctl: %s is covered by a fuse mount (%s on %s); not restoring there\n",
                         target, type, where);
                 return EXIT_FAILED;
@@ -110,30 +116,64 @@ static void strv_freep(char ***l) {
         strv_free(*l);
 }
 
-/* target (absolute) normalized, a new string; NULL with "..", or out of memory. */
-static char *normalized(const char *target) {
-        _cleanup_free_ char *rel = NULL;
-        char *abs = NULL;
+/*
+ * The --to target as an absolute, normalized path (relative: to the
+ * working directory), the one name every check, the open and every
+ * message use: a name the checks read one way (a string) and the open
+ * another ("//", ".") could slip past them.  A name with ".." is refused.
+ * Returns an exit status.
+ */
+static int to_normalized(const char *to, char **ret) {
+        _cleanup_free_ char *cwd = NULL, *joined = NULL, *rel = NULL;
+        const char *abs = to;
+        int r;
 
-        if (path_normalize_relative(target + 1, &rel) < 0 || asprintf(&abs, "/%s", rel) < 0)
-                return NULL;
-        return abs;
+        if (to[0] != '/') {
+                cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return exit_status_from_errno(-errno);
+                joined = path_join(cwd, to);
+                if (!joined)
+                        return exit_status_from_errno(-ENOMEM);
+                abs = joined;
+        }
+        r = path_normalize_relative(abs + 1, &rel);
+        if (r == -EINVAL) {
+                fprintf(stderr, "refsnapctl: --to %s names ..: name the directory itself\n", to);
+                return EXIT_USAGE;
+        }
+        if (r < 0 || asprintf(ret, "/%s", rel) < 0)
+                return exit_status_from_errno(r < 0 ? r : -ENOMEM);
+        return EXIT_OK;
 }
 
 /*
- * The job whose source holds the directory target (absolute): the one
- * with the longest such source, or NULL (none, or a name with "..").
+ * The job whose source holds the directory live, named target (absolute,
+ * normalized): the one with the longest source that is a prefix of
+ * target, if live is reached beneath that source without crossing a
+ * mount (its guard never crosses one, so could not hold what is there);
+ * else NULL.
  */
-static const Job *job_holding(const Config *c, const char *target) {
-        _cleanup_free_ char *abs = normalized(target);
+static const Job *job_holding(const Config *c, const char *target, int live) {
+        _cleanup_close_ int src = -EBADF, dir = -EBADF;
         const Job *best = NULL;
+        const char *rel;
+        struct stat a, b;
 
-        if (!abs)
-                return NULL;
         for (size_t i = 0; i < c->n_jobs; i++)
-                if (path_startswith(abs, c->jobs[i]->source) &&
+                if (path_startswith(target, c->jobs[i]->source) &&
                     (!best || strlen(c->jobs[i]->source) > strlen(best->source)))
                         best = c->jobs[i];
+        if (!best || path_under_fuse(NULL, best->source, NULL, NULL) != 0)
+                return NULL;
+        rel = path_startswith(target, best->source);
+        rel += *rel == '/';
+        src = chase_dir(AT_FDCWD, best->source, NULL);
+        if (src < 0)
+                return NULL;
+        dir = chase_dir(src, rel, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (dir < 0 || fstat(dir, &a) < 0 || fstat(live, &b) < 0 || !stat_inode_same(&a, &b))
+                return NULL;
         return best;
 }
 
@@ -161,7 +201,7 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
         }
         if (n == 0)
                 return EXIT_OK;         /* empty: nothing to replace */
-        *ret_guard = job_holding(c, target);
+        *ret_guard = job_holding(c, target, live);
         if (*ret_guard) {
                 if (arg_dry_run && !arg_no_guard)
                         printf("%s is not empty: a guard snapshot of job %s, whose source holds it, is taken "
@@ -191,15 +231,13 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
  * (*ret NULL).  Returns an exit status.
  */
 static int guard_paths(const Job *guard, const char *target, char *const *rels, size_t n, char ***ret) {
-        _cleanup_free_ char *abs = NULL;
         const char *base = "";
         char **l = NULL;
         size_t k = 0;
 
         *ret = NULL;
         if (arg_to) {
-                abs = normalized(target);
-                base = abs ? path_startswith(abs, guard->source) : NULL;
+                base = path_startswith(target, guard->source);
                 if (!base)
                         return EXIT_OK;         /* cannot happen (job_holding() said so): all of it */
                 base += *base == '/';
@@ -471,14 +509,12 @@ int verb_restore(int argc, char *argv[]) {
         /* The store, should it lie inside the tree, is left alone. */
         if (fstat(store, &st) == 0)
                 o.skip = file_id(&st);
-        if (arg_to && arg_to[0] != '/') {
-                _cleanup_free_ char *cwd = getcwd(NULL, 0);
-
-                to = cwd ? path_join(cwd, arg_to) : NULL;
-                if (!to)
-                        return exit_status_from_errno(-ENOMEM);
+        if (arg_to) {
+                r = to_normalized(arg_to, &to);
+                if (r != EXIT_OK)
+                        return r;
         }
-        target = to ? to : arg_to ? arg_to : job->source;
+        target = to ? to : job->source;
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;

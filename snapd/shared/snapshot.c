@@ -223,16 +223,24 @@ static int take_mirror_paths(Take *t, Mirror *w) {
                 _cleanup_free_ char *dir = NULL;
                 const char *base;
                 uint64_t before = w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials;
+                uint64_t vanished = w->stats.vanished, mounts = w->stats.other_mounts;
 
                 r = path_split(*p, &dir, &base);
                 if (r < 0)
                         break;
                 sdir = chase_dir(t->src, dir, &(Chase) { .flags = CHASE_NO_XDEV });
-                if (sdir == -ENOENT || sdir == -ENOTDIR || sdir == -ELOOP || sdir == -EXDEV) {
+                if (sdir == -ENOENT || sdir == -ENOTDIR) {
                         r = 0;
-                        continue;       /* not there (or not a restore's to enter): nothing it replaces */
+                        continue;       /* not there: nothing it replaces */
                 }
                 if (sdir < 0) {
+                        /*
+                         * Reached through a symbolic link or across a mount:
+                         * what is there the guard cannot hold, so no guard.
+                         */
+                        fprintf(t->log, "guard of %s: %s%s: cannot hold what is there\n", *p, strerror(-sdir),
+                                sdir == -EXDEV ? " (another filesystem is mounted on the way)" :
+                                sdir == -ELOOP ? " (a symbolic link on the way)" : "");
                         r = sdir;
                         break;
                 }
@@ -244,8 +252,16 @@ static int take_mirror_paths(Take *t, Mirror *w) {
                 r = mirror_entry(w, sdir, base, ddir);
                 if (r < 0)
                         break;
-                if (w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials == before)
-                        continue;       /* vanished, or another mount: not held */
+                if (w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials == before) {
+                        if (w->stats.vanished > vanished && w->stats.other_mounts == mounts)
+                                continue;       /* gone meanwhile: nothing it replaces */
+                        /* There, and nothing of it held (a mount point, a file not cloned): no guard. */
+                        r = w->stats.other_mounts > mounts ? -EXDEV : -EIO;
+                        fprintf(t->log, "guard of %s: %s: it is there, but the guard could not hold it\n", *p,
+                                w->stats.other_mounts > mounts ? "another filesystem is mounted on it" :
+                                "nothing of it was taken");
+                        break;
+                }
                 r = strv_push(&t->guarded, &t->n_guarded, *p);
                 /* The directories above it, deepest last, for their metadata. */
                 for (const char *q = strchr(dir, '/'); r >= 0 && *dir; q = strchr(q + 1, '/')) {
