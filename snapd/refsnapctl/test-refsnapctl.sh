@@ -127,6 +127,16 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# A guard of some paths whose list of them is lost: its facts say what it
+# is, so it is not restored as a whole (which --delete would empty the
+# live tree by).
+g="${y}T11:30:00Z"
+mkdir "$t/store/$g"
+printf 'files=0\nguard=1\nguarded=1\npaths=1\n' > "$t/store/.facts/$g"
+out=$("$ctl" "${c[@]}" restore home "$g" --dry-run --delete 2>&1)
+ok test $? = 1
+ok grep -q "list of them is missing" <<<"$out"
+rm -r "$t/store/$g" "$t/store/.facts/$g"
 # A --to target that is not empty: guarded by the job whose source holds
 # it, or, in no job's source, --delete into it needs --no-guard.
 mkdir -p "$t/out" "$t/src/in" && echo x > "$t/out/x" && echo x > "$t/src/in/x"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "copy-meta.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "prune.h"
 #include "snapshot.h"
@@ -164,6 +165,15 @@ int main(void) {
                 held = NULL;
                 CHECK(store_read_guarded(s, name, &held) == 0 && !held);
                 CHECK(store_read_facts(s, gname, &g) == 0 && g.guard && g.guarded == 2);
+                /* Said in its facts too, not only by the list beside them. */
+                snprintf(p, sizeof(p), "%s/.facts/%s", store, gname);
+                {
+                        _cleanup_fclose_ FILE *in = fopen(p, "re");
+                        char text[1024] = "";
+
+                        CHECK(in && fread(text, 1, sizeof(text) - 1, in) > 0);
+                        CHECK(strstr(text, "\npaths=1\n") != NULL);
+                }
                 sh("chmod 0755 '%s/src/a'", base);
                 /* Gone again: the cases below count on the names of this second. */
                 CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
@@ -452,6 +462,42 @@ int main(void) {
                 free(out);
                 CHECK(exists(store2, "2026-12-03T08:20:00Z"));
                 CHECK(!exists(store2, "2026-12-02T07:00:00Z"));
+        }
+
+        /*
+         * A guard whose facts were lost (only its list of paths is left),
+         * or whose facts cannot be read, is never "latest" and never the
+         * newest whole snapshot; one with neither facts nor a list is a
+         * snapshot older than facts: whole.
+         */
+        {
+                char store3[PATH_MAX + 16], l[SNAPSHOT_NAME_MAX];
+                Job job3 = { .name = "job3", .source = src, .store = store3,
+                             .retention = { .hourly = 1 } };
+                _cleanup_close_ int s = -EBADF;
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o;
+
+                snprintf(store3, sizeof(store3), "%s/.refsnap/job3", base);
+                sh("mkdir -p '%s/.refsnap/job3/.facts' && cd '%s/.refsnap/job3' && chmod 0700 . && "
+                   "mkdir 2026-12-02T07:00:00Z 2026-12-03T08:10:00Z 2026-12-03T08:20:00Z 2026-12-03T08:30:00Z && "
+                   "printf 'files=1\\n' > .facts/2026-12-03T08:10:00Z && "
+                   "echo '0 a/b' > .facts/2026-12-03T08:20:00Z.guarded && "
+                   "ln -s /nonexistent .facts/2026-12-03T08:30:00Z", base);
+                s = open(store3, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(store_latest(s, l) == 0);
+                CHECK_STREQ(l, "2026-12-03T08:10:00Z");
+                snapshot_name_time("2026-12-03T09:00:00Z", &t);
+                o = open_memstream(&out, &size);
+                r = snapshot_prune(&job3, t, true, o);
+                fclose(o);
+                CHECK(out && strstr(out, "keep   2026-12-03T08:10:00Z  (newest-whole)"));
+                free(out);
+                /* Without facts and without a list: older than facts, whole. */
+                sh("cd '%s/.refsnap/job3' && rm .facts/2026-12-03T08:10:00Z", base);
+                CHECK(store_latest(s, l) == 0);
+                CHECK_STREQ(l, "2026-12-03T08:10:00Z");
         }
 
         /*
