@@ -265,12 +265,27 @@ static int guard_paths(const Job *guard, const char *target, char *const *rels, 
  */
 static int guard_scope(int store, const char *name, char ***rels, size_t *n) {
         _cleanup_(strv_freep) char **g = NULL;
+        SnapshotFacts f;
         size_t k = 0;
         int r;
 
+        r = store_read_facts(store, name, &f);
+        if (r < 0 && r != -ENOENT) {
+                fprintf(stderr, "refsnapctl: snapshot %s: cannot read its facts (%s), so cannot tell whether it "
+                        "is a guard of some paths only; not restoring from it\n", name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (r == -ENOENT)
+                f = (SnapshotFacts) {};         /* older than facts, or they were lost: the list decides */
         r = store_read_guarded(store, name, &g);
         if (r < 0) {
                 fprintf(stderr, "refsnapctl: snapshot %s: cannot read what it guards: %s\n", name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (r == 0 && f.guard && f.paths) {
+                fprintf(stderr, "refsnapctl: snapshot %s is a guard of some paths only, but the list of them is "
+                        "missing (.facts/%s" STORE_GUARDED_SUFFIX "); not restoring it as the whole job\n", name,
+                        name);
                 return EXIT_FAILED;
         }
         if (r == 0)

@@ -335,6 +335,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .skipped = w.stats.skipped,
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
+                .paths = t->paths != NULL,
         };
         return 0;
 }

@@ -145,7 +145,8 @@ int store_latest(int store, char name[static SNAPSHOT_NAME_MAX]) {
         for (size_t i = n; i > 0; i--) {
                 SnapshotFacts f;
 
-                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.guard)
+                /* A guard, or unreadable facts that may be one's: never latest. */
+                if (store_read_kind(store, names[i - 1], &f) < 0 || f.guard)
                         continue;
                 snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[i - 1]);
                 r = 0;
@@ -300,6 +301,9 @@ static int facts_dir(int store, bool create) {
         if (fd < 0 && errno == ENOENT && create) {
                 if (mkdirat(store, ".facts", 0700) < 0 && errno != EEXIST)
                         return -errno;
+                /* On disk before any facts in it, and so before the snapshot they describe. */
+                if (fsync(store) < 0)
+                        return -errno;
                 fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         return fd < 0 ? -errno : fd;
@@ -315,10 +319,11 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
                 return dir;
         if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
                      "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
-                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nguarded=%" PRIu64 "\nerrors=%u\n",
+                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nguarded=%" PRIu64 "\npaths=%d"
+                     "\nerrors=%u\n",
                      (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
                      f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->guarded,
-                     f->errors) < 0)
+                     f->paths, f->errors) < 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
@@ -364,9 +369,26 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "skipped")) f->skipped = v;
                 else if (!strcmp(key, "guard")) f->guard = v != 0;
                 else if (!strcmp(key, "guarded")) f->guarded = v;
+                else if (!strcmp(key, "paths")) f->paths = v != 0;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
+        return 0;
+}
+
+int store_read_kind(int store, const char *name, SnapshotFacts *f) {
+        char **l = NULL;
+        int r;
+
+        r = store_read_facts(store, name, f);
+        if (r != -ENOENT)
+                return r;
+        *f = (SnapshotFacts) {};
+        r = store_read_guarded(store, name, &l);
+        strv_free(l);
+        if (r < 0)
+                return r;
+        f->guard = f->paths = r > 0;
         return 0;
 }
 

@@ -35,7 +35,8 @@ typedef struct SnapshotFacts {
         uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
         uint64_t skipped;       /* > 0: a partial snapshot (the files are in .facts/NAME.skipped) */
         bool guard;             /* taken by a restore, of what it was about to replace */
-        uint64_t guarded;       /* > 0: a guard of these paths only (in .facts/NAME.guarded), not the whole job */
+        uint64_t guarded;       /* how many paths a guard of some paths holds (in .facts/NAME.guarded) */
+        bool paths;             /* a guard of some paths only, not the whole job (even one that held none) */
         unsigned errors;
 } SnapshotFacts;
 
@@ -102,6 +103,14 @@ int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel
  */
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
+/*
+ * What name may stand for, when deciding "latest" and the newest whole
+ * snapshot: its facts (0), or, with no facts, a zeroed *f (a snapshot
+ * older than facts: whole) unless a list of guarded paths lies there
+ * (f->guard and f->paths: a guard whose facts were lost).  -errno when
+ * the facts or the list cannot be read: take it for neither.
+ */
+int store_read_kind(int store, const char *name, SnapshotFacts *f);
 /*
  * The paths (relative to the source) a partial snapshot name skipped,
  * from .facts/NAME.skipped: *ret NULL-terminated, or NULL when none.

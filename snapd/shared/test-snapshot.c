@@ -492,7 +492,10 @@ int main(void) {
                 o = open_memstream(&out, &size);
                 r = snapshot_prune(&job3, t, true, o);
                 fclose(o);
-                CHECK(out && strstr(out, "keep   2026-12-03T08:10:00Z  (newest-whole)"));
+                /* The newest that is not a guard, and the one of unreadable facts is kept too. */
+                CHECK(out && strstr(out, "keep   2026-12-03T08:10:00Z  (newest,hourly)") &&
+                      strstr(out, "keep   2026-12-03T08:30:00Z  (facts-unreadable)") &&
+                      strstr(out, "remove 2026-12-03T08:20:00Z"));
                 free(out);
                 /* Without facts and without a list: older than facts, whole. */
                 sh("cd '%s/.refsnap/job3' && rm .facts/2026-12-03T08:10:00Z", base);
