@@ -181,6 +181,28 @@ int main(void) {
         }
 
         /*
+         * A guard of the whole job excludes nothing: what a restore's
+         * --delete removes (the restored job's excludes, or another
+         * job's, are not the guard's) is always held.
+         */
+        {
+                char *ex[] = { "/f3", NULL };
+                SnapshotPre pre = { .guard = true };
+                _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                char gname[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
+
+                job.exclude = ex;
+                job.n_exclude = 1;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == 0);
+                CHECK(f.guard && f.excluded == 0 && f.files == 3);
+                snprintf(p, sizeof(p), "%s/%s", store, gname);
+                CHECK(exists(p, "f3") && exists(p, "a/b/f2"));
+                CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
+                job.exclude = NULL;
+                job.n_exclude = 0;
+        }
+
+        /*
          * A guard holds each PATH that is there, or fails: only a PATH
          * that is not there (ENOENT, ENOTDIR) is left out.  One reached
          * through a symbolic link, one on another mount below the source
