@@ -298,7 +298,12 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .ops = ops ? ops : &mirror_reflink_ops,
                 .skip_refused = true,
                 .skipped = skipped,
-                .exclude = t->job->exclude,
+                /*
+                 * A guard excludes nothing: a restore's --delete applies the
+                 * restored job's patterns (or none), not this job's, and what
+                 * it removes must be held.
+                 */
+                .exclude = t->guard ? NULL : t->job->exclude,
                 .skip = file_id(&t->store_st),
                 .cancel = cancel,
                 .log = t->log,
