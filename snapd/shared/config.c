@@ -696,6 +696,7 @@ static void check_quota(FILE *f, unsigned *n, const Job *j) {
         _cleanup_close_ int fd = -EBADF;
         char what[16], qgroup[128];
         uint64_t mnt;
+        int r = 0;
 
         if (j->accept_quota_charges || path_mount_id_nearest(j->store, &mnt, &existing) < 0)
                 return;
@@ -705,11 +706,15 @@ static void check_quota(FILE *f, unsigned *n, const Job *j) {
                        "snapshot's copies are charged to their owners and fill their quotas; set "
                        "accept_quota_charges = yes to accept that", j->store_at.file, j->store_at.line, j->name,
                        j->store, what);
-        else if (fd >= 0 && store_btrfs_qgroup_limit(fd, qgroup, sizeof(qgroup)) > 0)
+        else if (fd >= 0 && (r = store_btrfs_qgroup_limit(fd, qgroup, sizeof(qgroup))) > 0)
                 report(f, n, "%s:%u: [%s]: store %s: a btrfs qgroup limit applies to it (%s): the data its "
                        "snapshots keep counts against the limit, and once it is reached the snapshots and every "
                        "write under that qgroup fail; set accept_quota_charges = yes to accept that",
                        j->store_at.file, j->store_at.line, j->name, j->store, qgroup);
+        else if (r < 0)
+                report(f, n, "%s:%u: [%s]: store %s: cannot tell whether a btrfs qgroup limit applies to it (%s), "
+                       "and the job refuses its store while it cannot; set accept_quota_charges = yes to accept "
+                       "any limit", j->store_at.file, j->store_at.line, j->name, j->store, strerror(-r));
 }
 
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {

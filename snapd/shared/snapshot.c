@@ -117,7 +117,13 @@ static int take_open(Take *t) {
                         "that\n", t->job->store, quota);
                 return -EPERM;
         }
-        if (!t->job->accept_quota_charges && store_btrfs_qgroup_limit(t->store, qgroup, sizeof(qgroup)) > 0) {
+        r = t->job->accept_quota_charges ? 0 : store_btrfs_qgroup_limit(t->store, qgroup, sizeof(qgroup));
+        if (r < 0) {
+                fprintf(t->log, "store %s: cannot tell whether a btrfs qgroup limit applies to it: %s; set "
+                        "accept_quota_charges = yes to snapshot all the same\n", t->job->store, strerror(-r));
+                return r;
+        }
+        if (r > 0) {
                 fprintf(t->log, "store %s: a btrfs qgroup limit applies to it (%s): the data its snapshots keep "
                         "counts against the limit, and once it is reached the snapshots and every write under "
                         "that qgroup fail; set accept_quota_charges = yes to accept that\n", t->job->store,

@@ -638,8 +638,9 @@ static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
 }
 
 /*
- * The qgroups q belongs to, from the quota tree's relation items (q,
+ * Add the qgroups q belongs to, from the quota tree's relation items (q,
  * RELATION, parent): a parent's level is higher, so its number larger.
+ * Each once; -E2BIG past max rather than leave one out.
  */
 static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, size_t *n) {
         struct btrfs_ioctl_search_args args = {
@@ -652,31 +653,51 @@ static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, siz
                         .min_offset = q + 1,
                         .max_offset = UINT64_MAX,
                         .max_transid = UINT64_MAX,
-                        .nr_items = 512,
                 },
         };
-        size_t off = 0;
 
-        if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
-                return -errno;
-        for (unsigned i = 0; i < args.key.nr_items; i++) {
-                struct btrfs_ioctl_search_header h;
+        /* As many rounds as the items take: each round's buffer holds only so many. */
+        for (;;) {
+                uint64_t last = 0;
+                size_t off = 0;
 
-                if (off + sizeof(h) > sizeof(args.buf))
-                        break;
-                memcpy(&h, args.buf + off, sizeof(h));
-                off += sizeof(h) + h.len;
-                if (h.objectid == q && h.type == BTRFS_QGROUP_RELATION_KEY && h.offset > q && *n < max)
+                args.key.nr_items = 4096;
+                if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
+                        return -errno;
+                if (args.key.nr_items == 0)
+                        return 0;
+                for (unsigned i = 0; i < args.key.nr_items; i++) {
+                        struct btrfs_ioctl_search_header h;
+                        bool seen = false;
+
+                        if (off + sizeof(h) > sizeof(args.buf))
+                                return -EIO;
+                        memcpy(&h, args.buf + off, sizeof(h));
+                        off += sizeof(h) + h.len;
+                        last = h.offset;
+                        if (h.objectid != q || h.type != BTRFS_QGROUP_RELATION_KEY || h.offset <= q)
+                                continue;
+                        for (size_t j = 0; j < *n && !seen; j++)
+                                seen = parents[j] == h.offset;
+                        if (seen)
+                                continue;
+                        if (*n >= max)
+                                return -E2BIG;
                         parents[(*n)++] = h.offset;
+                }
+                if (last == UINT64_MAX)
+                        return 0;
+                args.key.min_offset = last + 1;
         }
-        return 0;
 }
 
 int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
         struct btrfs_ioctl_ino_lookup_args lookup = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
         struct btrfs_ioctl_fs_info_args info = {};
         _cleanup_close_ int dir = -EBADF;
-        uint64_t todo[64], enabled;
+        _cleanup_free_ uint64_t *todo = NULL;
+        const size_t max = 4096;
+        uint64_t enabled;
         char fsid[40], path[128];
         size_t n = 1;
         struct statfs sf;
@@ -696,23 +717,37 @@ int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
                  info.fsid[0], info.fsid[1], info.fsid[2], info.fsid[3], info.fsid[4], info.fsid[5], info.fsid[6],
                  info.fsid[7], info.fsid[8], info.fsid[9], info.fsid[10], info.fsid[11], info.fsid[12],
                  info.fsid[13], info.fsid[14], info.fsid[15]);
-        /* Limits count only while quotas are enabled (sysfs has qgroups/ only then). */
+        /*
+         * Limits count only while quotas are enabled: sysfs has qgroups/
+         * only then (and "enabled" in it, on kernels that have that
+         * file).  No directory for the filesystem at all (sysfs not
+         * mounted, another layout): it cannot tell, an error.
+         */
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s", fsid);
+        if (access(path, F_OK) < 0)
+                return -errno;
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups", fsid);
+        if (access(path, F_OK) < 0)
+                return errno == ENOENT ? 0 : -errno;
         snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/enabled", fsid);
         r = read_u64_file(path, &enabled);
-        if (r == -ENOENT || (r >= 0 && enabled == 0))
+        if (r >= 0 && enabled == 0)
                 return 0;
-        if (r < 0)
+        if (r < 0 && r != -ENOENT)
                 return r;
         /* The subvolume fd is in: its level-0 qgroup, 0/ID. */
         if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &lookup) < 0)
                 return -errno;
+        todo = calloc(max, sizeof(*todo));
+        if (!todo)
+                return -ENOMEM;
         todo[0] = lookup.treeid;
         /* It and every qgroup above it, breadth first. */
         for (size_t i = 0; i < n; i++) {
                 r = qgroup_limit(fsid, todo[i], what, size);
                 if (r != 0)
                         return r;
-                r = qgroup_parents(dir, todo[i], todo, ELEMENTSOF(todo), &n);
+                r = qgroup_parents(dir, todo[i], todo, max, &n);
                 if (r < 0)
                         return r;
         }
