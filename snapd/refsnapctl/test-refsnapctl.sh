@@ -150,6 +150,17 @@ out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/./src//in
 ok test $? = 0
 ok grep -q "a guard snapshot of job home, whose source holds it" <<<"$out"
 rm -rf "$t/out" "$t/src/in"
+# A target in no job's source that holds another job's source: what the
+# restore writes there is that job's, which no guard would hold; refused
+# without --no-guard, with or without --delete.
+mkdir -p "$t/out/b" && echo x > "$t/out/b/x"
+{ cat "$t/main.conf"; printf '[other]\nsource = %s/out/b\nstore = %s/store2\ninterval = 1h\n' "$t" "$t"; } > "$t/two.conf"
+out=$("$ctl" -c "$t/two.conf" --conf-dir "$t/conf.d" restore home latest --dry-run --to "$t/out" 2>&1)
+ok test $? = 1
+ok grep -q "holds the source of job other" <<<"$out"
+out=$("$ctl" -c "$t/two.conf" --conf-dir "$t/conf.d" restore home latest --dry-run --to "$t/out" --no-guard 2>&1)
+ok test $? = 0
+rm -rf "$t/out" "$t/two.conf"
 # A target named with "..": refused, not resolved one way for the checks
 # and another for the restore.
 out=$("$ctl" "${c[@]}" restore home latest --dry-run --to "$t/src/in/../../out" 2>&1)
