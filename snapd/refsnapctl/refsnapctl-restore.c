@@ -210,6 +210,25 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
         }
         if (arg_no_guard)
                 return EXIT_OK;
+        /*
+         * Another job's source below it: what the restore writes there is
+         * that job's, and no guard is taken of it.
+         */
+        for (size_t i = 0; i < c->n_jobs; i++) {
+                const char *below = path_startswith(c->jobs[i]->source, target);
+
+                if (!below || !*below)
+                        continue;
+                if (arg_dry_run)
+                        printf("! %s: not empty, in no job's source, and holds the source of job %s: no guard "
+                               "would keep what the restore replaces there (--no-guard restores without one)\n",
+                               target, c->jobs[i]->name);
+                fprintf(stderr, "refsnapctl: %s is not empty, lies in no job's source and holds the source of job "
+                        "%s (%s), whose files the restore may replace with no guard snapshot to keep them; "
+                        "nothing restored (--no-guard restores without one)\n", target, c->jobs[i]->name,
+                        c->jobs[i]->source);
+                return EXIT_FAILED;
+        }
         if (arg_delete) {
                 if (arg_dry_run)
                         printf("! %s: not empty, and in no job's source: nothing could guard what --delete "
