@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "clone-double.h"
 #include "fd-util.h"
 #include "macro.h"
@@ -135,6 +136,37 @@ static int child(const char *base) {
                 }
                 CHECK(r == -EREMOTE);
                 CHECK(msg && strstr(msg, "is covered by a fuse mount (fuse.test on "));
+        }
+        {
+                /*
+                 * CHASE_NO_FUSE decides by the mount the walk reaches, not
+                 * by the path: the silent mount, or a path beneath it, is
+                 * refused (-EREMOTE) without a request to its server (a
+                 * request would hang until the alarm); another mount on
+                 * the way (tmpfs) is crossed.
+                 */
+                char net[300], below[320], tm[300];
+                _cleanup_close_ int a = -EBADF, b = -EBADF;
+                uint64_t id;
+
+                snprintf(net, sizeof(net), "%s/bob/net", src);
+                snprintf(below, sizeof(below), "%s/bob/net/deeper", src);
+                snprintf(tm, sizeof(tm), "%s/tm", src);
+                CHECK(chase_dir(AT_FDCWD, net, &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(AT_FDCWD, below, &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(AT_FDCWD, net, &(Chase) { .flags = CHASE_NO_FUSE | CHASE_SAFE }) == -EREMOTE);
+                CHECK(chase_dir(sfd, "bob/net", &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(sfd, "bob/net", &(Chase) { .flags = CHASE_NO_FUSE | CHASE_NO_XDEV }) == -EXDEV);
+                CHECK(mkdir(tm, 0755) == 0 && mount("tmpfs", tm, "tmpfs", 0, "mode=0755") == 0);
+                snprintf(cmd, sizeof(cmd), "mkdir '%s/d'", tm);
+                CHECK(system(cmd) == 0);
+                snprintf(cmd, sizeof(cmd), "%s/d", tm);
+                a = chase_dir(AT_FDCWD, cmd, &(Chase) { .flags = CHASE_NO_FUSE });
+                CHECK(a >= 0);
+                b = chase_dir(AT_FDCWD, src, &(Chase) { .flags = CHASE_NO_FUSE });
+                CHECK(b >= 0 && fd_mount_id(b, &id) == 0);
+                CHECK(mount_id_is_fuse(NULL, id) == 0);
+                CHECK(umount2(tm, MNT_DETACH) == 0 && rmdir(tm) == 0);
         }
         {
                 /* Removal: everything but the mounts, and the directories holding them. */
