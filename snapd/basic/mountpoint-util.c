@@ -191,3 +191,26 @@ int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, c
         }
         return 0;
 }
+
+int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+
+        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                unsigned long long mid;
+                char type[256];
+                const char *sep;
+
+                if (sscanf(line, "%llu ", &mid) != 1 || mid != id)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%255s", type) != 1)
+                        return -EINVAL;
+                return fstype_is_fuse(type);
+        }
+        return -ENOENT;
+}

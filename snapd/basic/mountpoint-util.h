@@ -78,3 +78,10 @@ int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret);
  * direction).
  */
 int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, char **ret_type);
+
+/*
+ * Is the mount of ID id (statx STATX_MNT_ID; mountinfo's first field) a
+ * FUSE mount?  By the mount table (mountinfo, NULL: /proc/self/mountinfo):
+ * 1, 0, or -errno (-ENOENT: no such mount there).
+ */
+int mount_id_is_fuse(const char *mountinfo, uint64_t id);

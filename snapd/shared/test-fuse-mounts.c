@@ -169,6 +169,27 @@ static int child(const char *base) {
                 CHECK(umount2(tm, MNT_DETACH) == 0 && rmdir(tm) == 0);
         }
         {
+                /*
+                 * CHASE_SAFE with CHASE_NO_FUSE: in a sticky directory, the
+                 * owner of a silent FUSE mount on an entry is read without
+                 * asking its server (what the kernel holds of a root never
+                 * asked about says root: -EREMOTE then, at the crossing;
+                 * else hers: -EPERM), never waiting on it.
+                 */
+                char sticky[300], her[320];
+                _cleanup_close_ int m = -EBADF;
+
+                snprintf(sticky, sizeof(sticky), "%s/sticky", base);
+                snprintf(her, sizeof(her), "%s/sticky/her", base);
+                CHECK(mkdir(sticky, 0755) == 0 && chmod(sticky, 01777) == 0 && mkdir(her, 0755) == 0);
+                m = fuse_mount(her, true);
+                CHECK(m >= 0);
+                snprintf(cmd, sizeof(cmd), "%s/deeper", her);
+                r = chase_dir(AT_FDCWD, cmd, &(Chase) { .flags = CHASE_NO_FUSE | CHASE_SAFE });
+                CHECK(r == -EPERM || r == -EREMOTE);
+                CHECK(umount2(her, MNT_DETACH) == 0);
+        }
+        {
                 /* Removal: everything but the mounts, and the directories holding them. */
                 CHECK(rm_rf_at(sfd, "alice") == -EXDEV);
                 CHECK(!exists_at(sfd, "alice/notes"));
