@@ -31,7 +31,7 @@ static void restore_notes(const char *file) {
                 /* Covered by a FUSE mount: said above, and never asked anything. */
                 if (store < 0 || path_under_fuse(NULL, j->source, NULL, NULL) != 0)
                         continue;
-                src = chase_dir(AT_FDCWD, j->source, &(Chase) {});
+                src = chase_dir(AT_FDCWD, j->source, &(Chase) { .flags = CHASE_NO_FUSE });
                 if (src < 0)
                         continue;
                 why = restore_stage_refusal(store, src);

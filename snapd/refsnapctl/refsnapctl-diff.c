@@ -91,10 +91,11 @@ static int open_other(const Job *job, int store, const char *other, TreeDiff *d,
                         return EXIT_FAILED;
                 }
                 /* Through the one resolver, as a snapshot opens it: no symbolic link at any component. */
-                fd = chase_dir(AT_FDCWD, job->source, NULL);
+                fd = chase_dir(AT_FDCWD, job->source, &(Chase) { .flags = CHASE_NO_FUSE });
                 if (fd < 0) {
                         fprintf(stderr, "refsnapctl: source %s: %s\n", job->source,
                                 fd == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                                fd == -EREMOTE ? "a fuse mount on the way; not entering it" :
                                 strerror(-fd));
                         return exit_status_from_errno(fd);
                 }

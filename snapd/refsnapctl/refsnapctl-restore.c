@@ -34,6 +34,8 @@ static void target_error(const char *target, int r, const Chase *c) {
         if (r == -ELOOP)
                 fprintf(stderr, "refsnapctl: %.*s: a symbolic link; restore never follows one (name the real directory)\n",
                         len, target);
+        else if (r == -EREMOTE)
+                fprintf(stderr, "refsnapctl: %.*s: a fuse mount; not restoring there\n", len, target);
         else if (r == -EPERM)
                 fprintf(stderr, "refsnapctl: %s: %.*s is owned by or writable by a user other than root, "
                         "who could swap what is in it for another directory; not restoring there\n",
@@ -52,7 +54,7 @@ static void target_error(const char *target, int r, const Chase *c) {
  * -ENOENT.  Returns an exit status.
  */
 static int open_target(const char *target, int *ret) {
-        Chase c = { .flags = CHASE_SAFE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
+        Chase c = { .flags = CHASE_SAFE | CHASE_NO_FUSE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
         _cleanup_free_ char *where = NULL, *type = NULL;
         int fd;
 
@@ -168,7 +170,7 @@ static const Job *job_holding(const Config *c, const char *target, int live) {
                 return NULL;
         rel = path_startswith(target, best->source);
         rel += *rel == '/';
-        src = chase_dir(AT_FDCWD, best->source, NULL);
+        src = chase_dir(AT_FDCWD, best->source, &(Chase) { .flags = CHASE_NO_FUSE });
         if (src < 0)
                 return NULL;
         dir = chase_dir(src, rel, &(Chase) { .flags = CHASE_NO_XDEV });

@@ -255,12 +255,14 @@ static void job_watch(JobState *js);
 /*
  * The job's source, opened; -EREMOTE when a FUSE mount covers it (a
  * user's, on her directory): not opened, nor stat'ed, for that would ask
- * its server, and this process must never wait on one.
+ * its server, and this process must never wait on one.  Decided by the
+ * mount the walk reaches (CHASE_NO_FUSE), so a mount made after the
+ * table was read is not entered either.
  */
 static int open_source(const Job *job) {
-        if (path_under_fuse(NULL, job->source, NULL, NULL) > 0)
+        if (path_under_fuse(NULL, job->source, NULL, NULL) != 0)
                 return -EREMOTE;
-        return chase_dir(AT_FDCWD, job->source, NULL);
+        return chase_dir(AT_FDCWD, job->source, &(Chase) { .flags = CHASE_NO_FUSE });
 }
 
 static bool job_may_skip(JobState *js, usec_t now) {

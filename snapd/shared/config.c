@@ -509,7 +509,7 @@ static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_m
         _cleanup_close_ int fd = -EBADF;
         const KeyWhere *w = &j->store_at;
         uint64_t store_mnt = 0;
-        Chase ch = { .flags = CHASE_SAFE };
+        Chase ch = { .flags = CHASE_SAFE | CHASE_NO_FUSE };
         struct stat st;
         int r;
 
@@ -643,7 +643,7 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
         static const char block[4096] = "refsnap check-config probe";
         _cleanup_close_ int dfd = -EBADF, a = -EBADF, b = -EBADF;
         _cleanup_free_ char *existing = NULL;
-        Chase ch = { .flags = CHASE_SAFE };
+        Chase ch = { .flags = CHASE_SAFE | CHASE_NO_FUSE };
         const char *what = "a directory to probe in";
         uint64_t mnt;
         int r;

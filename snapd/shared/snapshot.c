@@ -81,12 +81,17 @@ static int take_open(Take *t) {
                         return -ENOENT;
                 }
         }
-        /* No symbolic link at any component: the source is named canonically. */
-        t->src = chase_dir(AT_FDCWD, t->job->source, NULL);
+        /*
+         * No symbolic link at any component: the source is named
+         * canonically; and no FUSE mount, by the mount reached (one made
+         * since the table was read).
+         */
+        t->src = chase_dir(AT_FDCWD, t->job->source, &(Chase) { .flags = CHASE_NO_FUSE });
         if (t->src < 0) {
                 r = t->src;
                 fprintf(t->log, "source %s: %s\n", t->job->source,
                         r == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                        r == -EREMOTE ? "a fuse mount on the way: not entering it, nothing is asked of its server" :
                         strerror(-r));
                 return r;
         }

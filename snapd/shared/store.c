@@ -57,12 +57,12 @@ static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
 
         if (path[0] != '/')
                 return -EINVAL;
-        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | CHASE_NO_FUSE });
         if (fd == -ENOENT && create) {
                 r = store_make(path, mnt);
                 if (r < 0)
                         return r;
-                fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+                fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | CHASE_NO_FUSE });
         }
         if (fd < 0)
                 return fd;
