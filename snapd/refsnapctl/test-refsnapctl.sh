@@ -127,6 +127,13 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# PATHs that overlap are one (restored, and guarded, once); the source
+# itself as a PATH is the whole job.
+out=$("$ctl" "${c[@]}" restore home latest "$t/src/d" "$t/src/d/edit" --dry-run)
+ok test "$(grep -c "^~ d/edit$" <<<"$out")" = 1
+out=$("$ctl" "${c[@]}" restore home latest "$t/src/d" "$t/src" --dry-run --delete)
+ok grep -q "^+ gone$" <<<"$out"
+ok test "$(grep -c "^~ d/edit$" <<<"$out")" = 1
 # A guard of some paths whose list of them is lost: its facts say what it
 # is, so it is not restored as a whole (which --delete would empty the
 # live tree by).
