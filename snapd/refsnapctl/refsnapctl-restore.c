@@ -530,7 +530,11 @@ int verb_restore(int argc, char *argv[]) {
                 return r;
         if (strcmp(argv[2], "latest") == 0)
                 printf("restoring from %s, the newest snapshot of %s that is not a guard\n", name, job->name);
-        /* The PATHs, relative to the source. */
+        /*
+         * The PATHs, relative to the source; the source itself is the
+         * whole job, and a PATH at or below another is that one (each
+         * restored, and guarded, once).
+         */
         for (int i = 3; i < argc; i++) {
                 _cleanup_free_ char *rel = NULL;
 
@@ -538,6 +542,26 @@ int verb_restore(int argc, char *argv[]) {
                         return EXIT_USAGE;
                 if (strv_push(&rels, &n_rels, rel) < 0)
                         return exit_status_from_errno(-ENOMEM);
+        }
+        for (size_t i = 0; i < n_rels; i++)
+                if (!*rels[i]) {
+                        strv_free(TAKE_PTR(rels));
+                        n_rels = 0;
+                        break;
+                }
+        for (size_t i = 0; i < n_rels;) {
+                bool covered = false;
+
+                for (size_t j = 0; j < n_rels && !covered; j++)
+                        covered = j != i && path_startswith(rels[i], rels[j]) &&
+                                  (strcmp(rels[i], rels[j]) != 0 || j < i);
+                if (!covered) {
+                        i++;
+                        continue;
+                }
+                free(rels[i]);
+                memmove(rels + i, rels + i + 1, (n_rels - i) * sizeof(*rels));
+                n_rels--;
         }
         r = guard_scope(store, name, &rels, &n_rels);
         if (r != EXIT_OK)
