@@ -94,7 +94,7 @@ static int owner_no_fuse(int dir_fd, const char *name, uid_t *ret) {
 /* Could a user other than root change what name means in dir (stat d)? */
 static bool unsafe(const struct stat *d, int dir_fd, const char *name, ChaseFlags flags) {
         struct stat st;
-        uid_t uid;
+        uid_t uid = (uid_t) -1;
 
         if (d->st_uid != 0)
                 return true;

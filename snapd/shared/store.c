@@ -618,7 +618,7 @@ static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
 
         for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
                 char path[256];
-                uint64_t v;
+                uint64_t v = 0;
                 int r;
 
                 snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/%llu_%llu/%s", fsid, QGROUP_LEVEL(q),
@@ -697,7 +697,7 @@ int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
         _cleanup_close_ int dir = -EBADF;
         _cleanup_free_ uint64_t *todo = NULL;
         const size_t max = 4096;
-        uint64_t enabled;
+        uint64_t enabled = 0;
         char fsid[40], path[128];
         size_t n = 1;
         struct statfs sf;
