@@ -482,26 +482,38 @@ static bool fuse_warning(Checks *k, const KeyWhere *w, const Job *j, const char 
 
 static void check_source(Checks *k, const Job *j, uint64_t *ret_mnt) {
         _cleanup_free_ char *canonical = NULL;
+        _cleanup_close_ int fd = -EBADF;
         const KeyWhere *w = &j->source_at;
         struct stat st;
+        int r;
 
         *ret_mnt = 0;
-        if (private_tmp(j->source))
+        if (private_tmp(j->source)) {
                 conf_error(k, w, j, "source %s is under %s, which refsnapd.service sees as a private, empty "
                            "directory of its own (PrivateTmp=yes)", j->source, private_tmp(j->source));
-        else if (lstat(j->source, &st) < 0)
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
-        else if (S_ISLNK(st.st_mode))
+                return;
+        }
+        /*
+         * Opened as a snapshot opens it: no symbolic link followed, and no
+         * FUSE mount entered, by the mount the walk reaches (one mounted
+         * since the mount table was read is not asked anything either).
+         * The source is normalized (parsed so): opened, it is canonical.
+         */
+        fd = chase_dir(AT_FDCWD, j->source, &(Chase) { .flags = CHASE_NO_FUSE });
+        if (fd == -EREMOTE)
+                disk_warning(k, w, j, "source %s is covered by a fuse mount: the job fails until it is unmounted; "
+                             "nothing there is looked at", j->source);
+        else if (fd == -ELOOP && lstat(j->source, &st) == 0 && S_ISLNK(st.st_mode))
                 disk_warning(k, w, j, "source %s is a symbolic link; name the directory itself", j->source);
-        else if (!S_ISDIR(st.st_mode))
-                disk_warning(k, w, j, "source %s is not a directory", j->source);
-        else if (!(canonical = realpath(j->source, NULL)))
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
-        else if (strcmp(canonical, j->source) != 0)
+        else if (fd == -ELOOP && (canonical = realpath(j->source, NULL)))
                 disk_warning(k, w, j, "source %s is not canonical (a symbolic link on the way); its canonical "
                              "path is %s", j->source, canonical);
-        else if (path_mount_id_nearest(j->source, ret_mnt, NULL) < 0)
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
+        else if (fd == -ENOTDIR)
+                disk_warning(k, w, j, "source %s is not a directory", j->source);
+        else if (fd < 0)
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(-fd));
+        else if ((r = fd_mount_id(fd, ret_mnt)) < 0)
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(-r));
 }
 
 static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_mnt) {
