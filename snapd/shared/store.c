@@ -596,7 +596,7 @@ static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
 
         for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
                 char path[256];
-                uint64_t v;
+                uint64_t v = 0;
                 int r;
 
                 snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/%llu_%llu/%s", fsid, QGROUP_LEVEL(q),
@@ -654,7 +654,7 @@ int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
         struct btrfs_ioctl_ino_lookup_args lookup = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
         struct btrfs_ioctl_fs_info_args info = {};
         _cleanup_close_ int dir = -EBADF;
-        uint64_t todo[64], enabled;
+        uint64_t todo[64], enabled = 0;
         char fsid[40], path[128];
         size_t n = 1;
         struct statfs sf;
