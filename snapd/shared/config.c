@@ -516,6 +516,39 @@ static void check_source(Checks *k, const Job *j, uint64_t *ret_mnt) {
                 disk_warning(k, w, j, "source %s: %s", j->source, strerror(-r));
 }
 
+/*
+ * The nearest directory of path (absolute) that is there, path itself or
+ * one above it, opened as a snapshot opens one: no symbolic link followed
+ * and no FUSE mount entered (CHASE_NO_FUSE), nothing stat'ed by its path.
+ * *ret_found is its path, or on failure the prefix at fault.
+ */
+static int open_nearest(const char *path, char **ret_found) {
+        _cleanup_free_ char *p = strdup(path);
+        Chase c = { .flags = CHASE_NO_FUSE };
+        int fd;
+
+        if (!p)
+                return -ENOMEM;
+        for (;;) {
+                char *slash;
+
+                fd = chase_dir(AT_FDCWD, p, &c);
+                if (fd != -ENOENT || strcmp(p, "/") == 0)
+                        break;
+                slash = strrchr(p, '/');
+                if (!slash)
+                        break;
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+        if (fd < 0 && c.failed_len > 0 && c.failed_len < strlen(p))
+                p[c.failed_len] = '\0';
+        *ret_found = TAKE_PTR(p);
+        return fd;
+}
+
 static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_mnt) {
         _cleanup_free_ char *existing = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -535,16 +568,24 @@ static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_m
                         conf_error(k, w, j, "store %s lies inside the source of job %s, which would snapshot "
                                    "these snapshots, and whose restore --delete would delete them", j->store,
                                    c->jobs[i]->name);
-        r = path_mount_id_nearest(j->store, &store_mnt, &existing);
+        /* Looked at by descriptor only: a FUSE mount made since the mount table was read is not asked. */
+        fd = open_nearest(j->store, &existing);
+        if (fd == -ELOOP || fd == -ENOTDIR) {
+                disk_warning(k, w, j, "store: %s is %s", existing ? existing : j->store,
+                             fd == -ELOOP ? "a symbolic link; name the store canonically" : "not a directory");
+                return;
+        }
+        if (fd == -EREMOTE) {
+                disk_warning(k, w, j, "store %s is covered by a fuse mount: the job fails until it is unmounted; "
+                             "nothing there is looked at", j->store);
+                return;
+        }
+        r = fd < 0 ? fd : fd_mount_id(fd, &store_mnt);
         if (r < 0) {
                 disk_warning(k, w, j, "store %s: %s", j->store, strerror(-r));
                 return;
         }
-        if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                disk_warning(k, w, j, "store: %s is %s", existing,
-                             S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" : "not a directory");
-                return;
-        }
+        fd = safe_close(fd);
         if (src_mnt && store_mnt != src_mnt)
                 disk_warning(k, w, j, "store %s is not on the mount of source %s", j->store, j->source);
         /* What store_open() will refuse, said with the directory at fault. */
