@@ -29,6 +29,17 @@ typedef enum ChaseFlags {
          * not an ancestor and is not checked.
          */
         CHASE_SAFE = 1 << 2,
+        /*
+         * Never enter a FUSE mount (-EREMOTE), deciding by the mount each
+         * step reaches, never asking it anything: each component is
+         * looked up with RESOLVE_NO_XDEV, and where that says -EXDEV the
+         * mount is reached with O_PATH (no open, no lookup in it), its ID
+         * read by statx(AT_STATX_DONT_SYNC, no attribute asked) and looked
+         * up in /proc/self/mountinfo; not FUSE, the walk goes on from it
+         * (the O_PATH descriptor pins it, so the ID is not reused).  The
+         * directory dir_fd (or "/") is where it starts, not checked.
+         */
+        CHASE_NO_FUSE = 1 << 3,
 } ChaseFlags;
 
 typedef struct Chase {
@@ -56,8 +67,8 @@ typedef struct Chase {
  * Open the directory path (absolute: from "/", dir_fd unused; relative:
  * beneath dir_fd; "" is dir_fd itself).  c may be NULL: no flags.
  * Returns an O_DIRECTORY descriptor, or -errno: -ELOOP (a symbolic link),
- * -ENOTDIR, -ENOENT, -EXDEV (another mount), -EPERM (CHASE_SAFE), or
- * what made() returned.
+ * -ENOTDIR, -ENOENT, -EXDEV (another mount), -EPERM (CHASE_SAFE),
+ * -EREMOTE (CHASE_NO_FUSE), or what made() returned.
  */
 int chase_dir(int dir_fd, const char *path, Chase *c);
 

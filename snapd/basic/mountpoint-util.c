@@ -137,3 +137,80 @@ int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret) {
         stat_from_statx(ret, &x);
         return 0;
 }
+
+/* A mount point as mountinfo escapes it (\\040 for a space, \\011, \\012, \\134), unescaped in place. */
+static void mountinfo_unescape(char *s) {
+        char *o = s;
+
+        for (const char *i = s; *i; o++) {
+                if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] >= '0' && i[2] <= '7' && i[3] >= '0' &&
+                    i[3] <= '7') {
+                        *o = (char) ((i[1] - '0') << 6 | (i[2] - '0') << 3 | (i[3] - '0'));
+                        i += 4;
+                } else
+                        *o = *i++;
+        }
+        *o = '\0';
+}
+
+static bool fstype_is_fuse(const char *type) {
+        return strcmp(type, "fuse") == 0 || strcmp(type, "fuseblk") == 0 || strncmp(type, "fuse.", 5) == 0;
+}
+
+int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, char **ret_type) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+
+        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                char where[4096], type[256];
+                const char *sep;
+
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER-OPTIONS" */
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", where) != 1)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%255s", type) != 1)
+                        continue;
+                if (!fstype_is_fuse(type))
+                        continue;
+                mountinfo_unescape(where);
+                if (!path_startswith(path, where))
+                        continue;
+                if (ret_where && !(*ret_where = strdup(where)))
+                        return -ENOMEM;
+                if (ret_type && !(*ret_type = strdup(type))) {
+                        if (ret_where)
+                                *ret_where = mfree(*ret_where);
+                        return -ENOMEM;
+                }
+                return 1;
+        }
+        return 0;
+}
+
+int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+
+        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                unsigned long long mid;
+                char type[256];
+                const char *sep;
+
+                if (sscanf(line, "%llu ", &mid) != 1 || mid != id)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%255s", type) != 1)
+                        return -EINVAL;
+                return fstype_is_fuse(type);
+        }
+        return -ENOENT;
+}

@@ -64,3 +64,24 @@ int statx_no_xdev(int dir_fd, const char *name, unsigned mask, struct statx *ret
 
 /* The same as fstatat(2) with AT_SYMLINK_NOFOLLOW: 0, -EXDEV or -errno. */
 int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret);
+
+/*
+ * Is path (absolute, normalized) reached through a FUSE mount, one on
+ * path itself or on a directory above it?  Decided by the mount table
+ * (mountinfo, NULL: /proc/self/mountinfo) alone: nothing on the path is
+ * opened or stat'ed, for that would ask the FUSE server (which refuses
+ * root without allow_other, and may never answer).  A user may mount
+ * FUSE on a directory she owns, her home or a job's source among them;
+ * nothing else she can mount.  1 (its mount point and type in *ret_where
+ * and *ret_type, new strings, each when not NULL), 0, or -errno.  A FUSE
+ * mount hidden under a later mount on or above it still counts (the safe
+ * direction).
+ */
+int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, char **ret_type);
+
+/*
+ * Is the mount of ID id (statx STATX_MNT_ID; mountinfo's first field) a
+ * FUSE mount?  By the mount table (mountinfo, NULL: /proc/self/mountinfo):
+ * 1, 0, or -errno (-ENOENT: no such mount there).
+ */
+int mount_id_is_fuse(const char *mountinfo, uint64_t id);

@@ -50,6 +50,42 @@ int main(void) {
         }
         CHECK(fstab_unmounted_above("/nonexistent/fstab", below, NULL) == 0);
 
+        /* FUSE mounts on a path or above it, by the mount table alone. */
+        {
+                char mi[PATH_MAX];
+                char *type = NULL;
+
+                snprintf(mi, sizeof(mi), "%s/mountinfo", dir);
+                f = fopen(mi, "we");
+                if (!f)
+                        return 2;
+                fputs("21 1 0:20 / / rw - btrfs /dev/vda rw\n"
+                      "30 21 0:30 /@home /home rw,relatime shared:5 - btrfs /dev/vdb rw,subvol=/@home\n"
+                      "31 30 0:31 / /home/alice rw,nosuid,nodev shared:7 - fuse.sshfs alice@h: rw,user_id=1000\n"
+                      "32 30 0:32 / /home/b\\040c rw - fuse fuse rw\n"
+                      "33 21 0:33 / /sys/fs/fuse/connections rw - fusectl fusectl rw\n"
+                      "34 30 0:34 / /home/dave/net rw - fuseblk /dev/sdz rw\n", f);
+                fclose(f);
+                CHECK(path_under_fuse(mi, "/home/alice", &where, &type) == 1);
+                CHECK_STREQ(where, "/home/alice");
+                CHECK_STREQ(type, "fuse.sshfs");
+                where = mfree(where);
+                type = mfree(type);
+                CHECK(path_under_fuse(mi, "/home/alice/data", NULL, NULL) == 1);
+                CHECK(path_under_fuse(mi, "/home/b c/x", &where, NULL) == 1);
+                CHECK_STREQ(where, "/home/b c");
+                where = mfree(where);
+                CHECK(path_under_fuse(mi, "/home/dave/net", NULL, NULL) == 1);
+                /* A btrfs subvolume's mount, a neighbour, a mount below the path, fusectl: not FUSE over it. */
+                CHECK(path_under_fuse(mi, "/home", NULL, NULL) == 0);
+                CHECK(path_under_fuse(mi, "/home/alice2", NULL, NULL) == 0);
+                CHECK(path_under_fuse(mi, "/home/dave", NULL, NULL) == 0);
+                CHECK(path_under_fuse(mi, "/sys/fs/fuse", NULL, NULL) == 0);
+                CHECK(path_under_fuse(mi, "/sys/fs/fuse/connections/1", NULL, NULL) == 0);
+                CHECK(path_under_fuse("/nonexistent/mountinfo", "/home", NULL, NULL) == -ENOENT);
+                unlink(mi);
+        }
+
         unlink(fstab);
         rmdir(unmounted);
         rmdir(dir);

@@ -12,6 +12,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "refsnapctl.h"
+#include "mountpoint-util.h"
 #include "restore.h"
 #include "store.h"
 
@@ -27,9 +28,10 @@ static void restore_notes(const char *file) {
                 _cleanup_close_ int src = -EBADF;
                 const char *why;
 
-                if (store < 0)
+                /* Covered by a FUSE mount: said above, and never asked anything. */
+                if (store < 0 || path_under_fuse(NULL, j->source, NULL, NULL) != 0)
                         continue;
-                src = chase_dir(AT_FDCWD, j->source, &(Chase) {});
+                src = chase_dir(AT_FDCWD, j->source, &(Chase) { .flags = CHASE_NO_FUSE });
                 if (src < 0)
                         continue;
                 why = restore_stage_refusal(store, src);

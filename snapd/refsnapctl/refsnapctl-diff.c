@@ -15,6 +15,7 @@
 #include "exit-status.h"
 #include "fd-util.h"
 #include "json-util.h"
+#include "mountpoint-util.h"
 #include "path-util.h"
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
@@ -81,11 +82,20 @@ static int open_other(const Job *job, int store, const char *other, TreeDiff *d,
         int fd;
 
         if (strcmp(other, "live") == 0) {
+                _cleanup_free_ char *where = NULL, *type = NULL;
+
+                /* A user's FUSE mount over it is never asked anything (its server may never answer). */
+                if (path_under_fuse(NULL, job->source, &where, &type) > 0) {
+                        fprintf(stderr, "refsnapctl: source %s is covered by a fuse mount (%s on %s); not entering "
+                                "it\n", job->source, type, where);
+                        return EXIT_FAILED;
+                }
                 /* Through the one resolver, as a snapshot opens it: no symbolic link at any component. */
-                fd = chase_dir(AT_FDCWD, job->source, NULL);
+                fd = chase_dir(AT_FDCWD, job->source, &(Chase) { .flags = CHASE_NO_FUSE });
                 if (fd < 0) {
                         fprintf(stderr, "refsnapctl: source %s: %s\n", job->source,
                                 fd == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                                fd == -EREMOTE ? "a fuse mount on the way; not entering it" :
                                 strerror(-fd));
                         return exit_status_from_errno(fd);
                 }

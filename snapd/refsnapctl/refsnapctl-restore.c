@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "dirent-util.h"
 #include "exit-status.h"
 #include "fd-util.h"
 #include "mountpoint-util.h"
@@ -33,6 +34,8 @@ static void target_error(const char *target, int r, const Chase *c) {
         if (r == -ELOOP)
                 fprintf(stderr, "refsnapctl: %.*s: a symbolic link; restore never follows one (name the real directory)\n",
                         len, target);
+        else if (r == -EREMOTE)
+                fprintf(stderr, "refsnapctl: %.*s: a fuse mount; not restoring there\n", len, target);
         else if (r == -EPERM)
                 fprintf(stderr, "refsnapctl: %s: %.*s is owned by or writable by a user other than root, "
                         "who could swap what is in it for another directory; not restoring there\n",
@@ -51,9 +54,22 @@ static void target_error(const char *target, int r, const Chase *c) {
  * -ENOENT.  Returns an exit status.
  */
 static int open_target(const char *target, int *ret) {
-        Chase c = { .flags = CHASE_SAFE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
+        Chase c = { .flags = CHASE_SAFE | CHASE_NO_FUSE | (arg_to && !arg_dry_run ? CHASE_MKDIR : 0) };
+        _cleanup_free_ char *where = NULL, *type = NULL;
         int fd;
 
+        /* A user's FUSE mount over it is never asked anything (its server may never answer). */
+        fd = path_under_fuse(NULL, target, &where, &type);
+        if (fd < 0) {
+                fprintf(stderr, "refsnapctl: %s: cannot tell whether a fuse mount covers it (%s); not restoring "
+                        "there\n", target, strerror(-fd));
+                return EXIT_FAILED;
+        }
+        if (fd > 0) {
+                fprintf(stderr, "refsnapctl: %s is covered by a fuse mount (%s on %s); not restoring there\n",
+                        target, type, where);
+                return EXIT_FAILED;
+        }
         fd = chase_dir(AT_FDCWD, target, &c);
         if (fd < 0 && !(arg_dry_run && fd == -ENOENT)) {
                 target_error(target, fd, &c);
@@ -71,8 +87,8 @@ static int open_target(const char *target, int *ret) {
  * store (a snapshot locks it itself), waiting for a snapshot of the
  * daemon's to end.  Returns an exit status.
  */
-static int take_guard(const Job *job, int store) {
-        SnapshotPre opts = { .guard = true };
+static int take_guard(const Job *job, int store, char *const *paths) {
+        SnapshotPre opts = { .guard = true, .paths = paths };
         char name[SNAPSHOT_NAME_MAX];
         SnapshotFacts f;
         int r;
@@ -93,8 +109,233 @@ static int take_guard(const Job *job, int store) {
                         "(--no-guard restores without one)\n", job->name, strerror(-r));
                 return EXIT_FAILED;
         }
-        printf("guard snapshot %s%s of what the restore replaces: \"refsnapctl restore %s %s\" undoes it\n", name,
-               f.skipped ? " (partial)" : "", job->name, name);
+        printf("guard snapshot %s%s of what the restore replaces%s: \"refsnapctl restore %s %s\" undoes it\n", name,
+               f.skipped ? " (partial)" : "", paths ? " (those paths only)" : "", job->name, name);
+        return EXIT_OK;
+}
+
+static void strv_freep(char ***l) {
+        strv_free(*l);
+}
+
+/*
+ * The --to target as an absolute, normalized path (relative: to the
+ * working directory), the one name every check, the open and every
+ * message use: a name the checks read one way (a string) and the open
+ * another ("//", ".") could slip past them.  A name with ".." is refused.
+ * Returns an exit status.
+ */
+static int to_normalized(const char *to, char **ret) {
+        _cleanup_free_ char *cwd = NULL, *joined = NULL, *rel = NULL;
+        const char *abs = to;
+        int r;
+
+        if (to[0] != '/') {
+                cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return exit_status_from_errno(-errno);
+                joined = path_join(cwd, to);
+                if (!joined)
+                        return exit_status_from_errno(-ENOMEM);
+                abs = joined;
+        }
+        r = path_normalize_relative(abs + 1, &rel);
+        if (r == -EINVAL) {
+                fprintf(stderr, "refsnapctl: --to %s names ..: name the directory itself\n", to);
+                return EXIT_USAGE;
+        }
+        if (r < 0 || asprintf(ret, "/%s", rel) < 0)
+                return exit_status_from_errno(r < 0 ? r : -ENOMEM);
+        return EXIT_OK;
+}
+
+/*
+ * The job whose source holds the directory live, named target (absolute,
+ * normalized): the one with the longest source that is a prefix of
+ * target, if live is reached beneath that source without crossing a
+ * mount (its guard never crosses one, so could not hold what is there);
+ * else NULL.
+ */
+static const Job *job_holding(const Config *c, const char *target, int live) {
+        _cleanup_close_ int src = -EBADF, dir = -EBADF;
+        const Job *best = NULL;
+        const char *rel;
+        struct stat a, b;
+
+        for (size_t i = 0; i < c->n_jobs; i++)
+                if (path_startswith(target, c->jobs[i]->source) &&
+                    (!best || strlen(c->jobs[i]->source) > strlen(best->source)))
+                        best = c->jobs[i];
+        if (!best || path_under_fuse(NULL, best->source, NULL, NULL) != 0)
+                return NULL;
+        rel = path_startswith(target, best->source);
+        rel += *rel == '/';
+        src = chase_dir(AT_FDCWD, best->source, &(Chase) { .flags = CHASE_NO_FUSE });
+        if (src < 0)
+                return NULL;
+        dir = chase_dir(src, rel, &(Chase) { .flags = CHASE_NO_XDEV });
+        if (dir < 0 || fstat(dir, &a) < 0 || fstat(live, &b) < 0 || !stat_inode_same(&a, &b))
+                return NULL;
+        return best;
+}
+
+/*
+ * A --to target that already holds something is guarded too: by a guard
+ * snapshot of the job whose source holds it (*ret_guard).  Outside every
+ * job's source nothing can guard it, so --delete into it needs
+ * --no-guard; without --delete, entries the snapshot has still replace
+ * their namesakes there, which is said.  Said by the dry run too.
+ * Returns an exit status.
+ */
+static int to_guard(const Config *c, int live, const char *target, const Job **ret_guard) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret_guard = NULL;
+        if (live < 0)
+                return EXIT_OK;         /* a dry run into a directory not made yet */
+        r = dir_names_sorted(live, &names, &n);
+        strv_free(names);
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
+                return exit_status_from_errno(r);
+        }
+        if (n == 0)
+                return EXIT_OK;         /* empty: nothing to replace */
+        *ret_guard = job_holding(c, target, live);
+        if (*ret_guard) {
+                if (arg_dry_run && !arg_no_guard)
+                        printf("%s is not empty: a guard snapshot of job %s, whose source holds it, is taken "
+                               "first\n", target, (*ret_guard)->name);
+                return EXIT_OK;
+        }
+        if (arg_no_guard)
+                return EXIT_OK;
+        /*
+         * Another job's source below it: what the restore writes there is
+         * that job's, and no guard is taken of it.
+         */
+        for (size_t i = 0; i < c->n_jobs; i++) {
+                const char *below = path_startswith(c->jobs[i]->source, target);
+
+                if (!below || !*below)
+                        continue;
+                if (arg_dry_run)
+                        printf("! %s: not empty, in no job's source, and holds the source of job %s: no guard "
+                               "would keep what the restore replaces there (--no-guard restores without one)\n",
+                               target, c->jobs[i]->name);
+                fprintf(stderr, "refsnapctl: %s is not empty, lies in no job's source and holds the source of job "
+                        "%s (%s), whose files the restore may replace with no guard snapshot to keep them; "
+                        "nothing restored (--no-guard restores without one)\n", target, c->jobs[i]->name,
+                        c->jobs[i]->source);
+                return EXIT_FAILED;
+        }
+        if (arg_delete) {
+                if (arg_dry_run)
+                        printf("! %s: not empty, and in no job's source: nothing could guard what --delete "
+                               "removes there (--no-guard restores without a guard)\n", target);
+                fprintf(stderr, "refsnapctl: %s is not empty and lies in no job's source, so no guard snapshot "
+                        "can keep what --delete would remove there; nothing restored (--no-guard restores "
+                        "without one)\n", target);
+                return EXIT_FAILED;
+        }
+        fprintf(stderr, "refsnapctl: note: %s is not empty and lies in no job's source: what the snapshot has "
+                "replaces its namesakes there without a guard snapshot\n", target);
+        return EXIT_OK;
+}
+
+/*
+ * What the guard of a restore of rels (n of them; none: the whole tree)
+ * into target holds, as paths of guard's source: those paths only (a
+ * guard protects what is replaced, not the whole job), or the whole tree
+ * (*ret NULL).  Returns an exit status.
+ */
+static int guard_paths(const Job *guard, const char *target, char *const *rels, size_t n, char ***ret) {
+        const char *base = "";
+        char **l = NULL;
+        size_t k = 0;
+
+        *ret = NULL;
+        if (arg_to) {
+                base = path_startswith(target, guard->source);
+                if (!base)
+                        return EXIT_OK;         /* cannot happen (job_holding() said so): all of it */
+                base += *base == '/';
+        }
+        if (n == 0 && !*base)
+                return EXIT_OK;
+        for (size_t i = 0; i < (n ? n : 1); i++) {
+                _cleanup_free_ char *p = NULL;
+
+                p = n == 0 ? strdup(base) : *base ? path_join(base, rels[i]) : strdup(rels[i]);
+                if (!p || strv_push(&l, &k, p) < 0) {
+                        strv_free(l);
+                        return exit_status_from_errno(-ENOMEM);
+                }
+        }
+        *ret = l;
+        return EXIT_OK;
+}
+
+/*
+ * A guard of some paths only holds nothing else: restored as a whole, it
+ * restores those paths (never the empty rest, which --delete would empty
+ * the live tree by), and a PATH outside them is refused.  *rels (n of
+ * them) is what is restored.  Returns an exit status.
+ */
+static int guard_scope(int store, const char *name, char ***rels, size_t *n) {
+        _cleanup_(strv_freep) char **g = NULL;
+        SnapshotFacts f;
+        size_t k = 0;
+        int r;
+
+        r = store_read_facts(store, name, &f);
+        if (r < 0 && r != -ENOENT) {
+                fprintf(stderr, "refsnapctl: snapshot %s: cannot read its facts (%s), so cannot tell whether it "
+                        "is a guard of some paths only; not restoring from it\n", name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (r == -ENOENT)
+                f = (SnapshotFacts) {};         /* older than facts, or they were lost: the list decides */
+        r = store_read_guarded(store, name, &g);
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: snapshot %s: cannot read what it guards: %s\n", name, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (r == 0 && f.guard && f.paths) {
+                fprintf(stderr, "refsnapctl: snapshot %s is a guard of some paths only, but the list of them is "
+                        "missing (.facts/%s" STORE_GUARDED_SUFFIX "); not restoring it as the whole job\n", name,
+                        name);
+                return EXIT_FAILED;
+        }
+        if (r == 0)
+                return EXIT_OK;         /* not a guard of some paths */
+        while (g && g[k])
+                k++;
+        if (k == 0) {
+                fprintf(stderr, "refsnapctl: snapshot %s is a guard of paths that were not there: nothing to "
+                        "restore from it\n", name);
+                return EXIT_NOT_FOUND;
+        }
+        if (*n == 0) {
+                printf("snapshot %s is a guard of %zu path%s only: restoring %s\n", name, k, k == 1 ? "" : "s",
+                       k == 1 ? "it" : "those");
+                *rels = TAKE_PTR(g);
+                *n = k;
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < *n; i++) {
+                bool in = false;
+
+                for (size_t j = 0; j < k && !in; j++)
+                        in = path_startswith((*rels)[i], g[j]) != NULL;
+                if (!in) {
+                        fprintf(stderr, "refsnapctl: snapshot %s is a guard of some paths only, and %s is not "
+                                "one of them nor below one\n", name, (*rels)[i]);
+                        return EXIT_NOT_FOUND;
+                }
+        }
         return EXIT_OK;
 }
 
@@ -268,14 +509,16 @@ static int delete_rules(Restore *o, const Job *job, int store, const char *name,
 
 int verb_restore(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
-        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF;
+        _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF, guard_store = -EBADF;
         _cleanup_free_ char *to = NULL;
         char **skipped = NULL;
         char name[SNAPSHOT_NAME_MAX];
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
         const char *target;
         struct stat st;
-        const Job *job;
+        _cleanup_(strv_freep) char **rels = NULL, **gpaths = NULL;
+        size_t n_rels = 0;
+        const Job *job, *guard;
         int r;
 
         if (argc < 3) {
@@ -287,26 +530,67 @@ int verb_restore(int argc, char *argv[]) {
                 return r;
         if (strcmp(argv[2], "latest") == 0)
                 printf("restoring from %s, the newest snapshot of %s that is not a guard\n", name, job->name);
+        /*
+         * The PATHs, relative to the source; the source itself is the
+         * whole job, and a PATH at or below another is that one (each
+         * restored, and guarded, once).
+         */
+        for (int i = 3; i < argc; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (job_relative(job, argv[i], &rel) < 0)
+                        return EXIT_USAGE;
+                if (strv_push(&rels, &n_rels, rel) < 0)
+                        return exit_status_from_errno(-ENOMEM);
+        }
+        for (size_t i = 0; i < n_rels; i++)
+                if (!*rels[i]) {
+                        strv_free(TAKE_PTR(rels));
+                        n_rels = 0;
+                        break;
+                }
+        for (size_t i = 0; i < n_rels;) {
+                bool covered = false;
+
+                for (size_t j = 0; j < n_rels && !covered; j++)
+                        covered = j != i && path_startswith(rels[i], rels[j]) &&
+                                  (strcmp(rels[i], rels[j]) != 0 || j < i);
+                if (!covered) {
+                        i++;
+                        continue;
+                }
+                free(rels[i]);
+                memmove(rels + i, rels + i + 1, (n_rels - i) * sizeof(*rels));
+                n_rels--;
+        }
+        r = guard_scope(store, name, &rels, &n_rels);
+        if (r != EXIT_OK)
+                return r;
         /* The store, should it lie inside the tree, is left alone. */
         if (fstat(store, &st) == 0)
                 o.skip = file_id(&st);
-        if (arg_to && arg_to[0] != '/') {
-                _cleanup_free_ char *cwd = getcwd(NULL, 0);
-
-                to = cwd ? path_join(cwd, arg_to) : NULL;
-                if (!to)
-                        return exit_status_from_errno(-ENOMEM);
+        if (arg_to) {
+                r = to_normalized(arg_to, &to);
+                if (r != EXIT_OK)
+                        return r;
         }
-        target = to ? to : arg_to ? arg_to : job->source;
+        target = to ? to : job->source;
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
+        /* Into the job's source, the job is guarded; into --to, the job whose source holds it. */
+        guard = job;
+        if (arg_to) {
+                r = to_guard(c, live, target, &guard);
+                if (r != EXIT_OK)
+                        return r;
+        }
         r = delete_rules(&o, job, store, name, &skipped);
         if (r != EXIT_OK)
                 return r;
         /* Every PATH first, so that a mistyped one costs no guard snapshot. */
-        for (int i = 3; i < argc; i++) {
-                r = check_path(job, snap, argv[i]);
+        for (size_t i = 0; i < n_rels; i++) {
+                r = check_path(job, snap, rels[i]);
                 if (r != EXIT_OK)
                         return r;
         }
@@ -314,8 +598,13 @@ int verb_restore(int argc, char *argv[]) {
         r = same_mount(job, store, live, target);
         if (r != EXIT_OK)
                 return r;
-        if (!arg_dry_run && !arg_to && !arg_no_guard) {
-                r = take_guard(job, store);
+        if (!arg_dry_run && guard && !arg_no_guard) {
+                /* Only to wait on its lock: the snapshot opens (and makes) the store itself. */
+                if (guard != job)
+                        guard_store = store_open(guard->store, false);
+                r = guard_paths(guard, target, rels, n_rels, &gpaths);
+                if (r == EXIT_OK)
+                        r = take_guard(guard, guard == job ? store : guard_store, gpaths);
                 if (r != EXIT_OK)
                         return r;
         }
@@ -327,11 +616,11 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         /* Every PATH, whatever one of them did: the first failure's status. */
-        if (argc == 3)
+        if (n_rels == 0)
                 r = restore_path(&o, job, name, snap, live, store, "");
         else
-                for (int i = 3; i < argc; i++) {
-                        int k = restore_path(&o, job, name, snap, live, store, argv[i]);
+                for (size_t i = 0; i < n_rels; i++) {
+                        int k = restore_path(&o, job, name, snap, live, store, rels[i]);
 
                         if (r == EXIT_OK)
                                 r = k;

@@ -127,6 +127,64 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# PATHs that overlap are one (restored, and guarded, once); the source
+# itself as a PATH is the whole job.
+out=$("$ctl" "${c[@]}" restore home latest "$t/src/d" "$t/src/d/edit" --dry-run)
+ok test "$(grep -c "^~ d/edit$" <<<"$out")" = 1
+out=$("$ctl" "${c[@]}" restore home latest "$t/src/d" "$t/src" --dry-run --delete)
+ok grep -q "^+ gone$" <<<"$out"
+ok test "$(grep -c "^~ d/edit$" <<<"$out")" = 1
+# A guard of some paths whose list of them is lost: its facts say what it
+# is, so it is not restored as a whole (which --delete would empty the
+# live tree by).
+g="${y}T11:30:00Z"
+mkdir "$t/store/$g"
+printf 'files=0\nguard=1\nguarded=1\npaths=1\n' > "$t/store/.facts/$g"
+out=$("$ctl" "${c[@]}" restore home "$g" --dry-run --delete 2>&1)
+ok test $? = 1
+ok grep -q "list of them is missing" <<<"$out"
+rm -r "$t/store/$g" "$t/store/.facts/$g"
+# A --to target that is not empty: guarded by the job whose source holds
+# it, or, in no job's source, --delete into it needs --no-guard.
+mkdir -p "$t/out" "$t/src/in" && echo x > "$t/out/x" && echo x > "$t/src/in/x"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/out" 2>&1)
+ok test $? = 1
+ok grep -q "^! $t/out: not empty, and in no job's source" <<<"$out"
+ok grep -q -- "--no-guard" <<<"$out"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/out" --no-guard 2>&1)
+ok test $? = 0
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/./src//in" 2>&1)
+ok test $? = 0
+ok grep -q "a guard snapshot of job home, whose source holds it" <<<"$out"
+rm -rf "$t/out" "$t/src/in"
+# A target in no job's source that holds another job's source: what the
+# restore writes there is that job's, which no guard would hold; refused
+# without --no-guard, with or without --delete.
+mkdir -p "$t/out/b" && echo x > "$t/out/b/x"
+{ cat "$t/main.conf"; printf '[other]\nsource = %s/out/b\nstore = %s/store2\ninterval = 1h\n' "$t" "$t"; } > "$t/two.conf"
+out=$("$ctl" -c "$t/two.conf" --conf-dir "$t/conf.d" restore home latest --dry-run --to "$t/out" 2>&1)
+ok test $? = 1
+ok grep -q "holds the source of job other" <<<"$out"
+out=$("$ctl" -c "$t/two.conf" --conf-dir "$t/conf.d" restore home latest --dry-run --to "$t/out" --no-guard 2>&1)
+ok test $? = 0
+rm -rf "$t/out" "$t/two.conf"
+# A target named with "..": refused, not resolved one way for the checks
+# and another for the restore.
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --to "$t/src/in/../../out" 2>&1)
+ok test $? = 2
+ok grep -q "names \.\." <<<"$out"
+# A target on another mount below a job's source is in no job's source:
+# that job's guard could not hold it (a guard never crosses a mount).
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	mkdir -p "$t/src/mnt"
+	out=$(unshare -m sh -c 'mount -t tmpfs tmpfs "$1/src/mnt" && mkdir "$1/src/mnt/in" &&
+		echo x > "$1/src/mnt/in/x" && shift && exec "$@"' sh "$t" \
+		"$ctl" "${c[@]}" restore home latest --dry-run --delete --to "$t/src/mnt/in" 2>&1)
+	ok test $? = 1
+	ok grep -q "^! $t/src/mnt/in: not empty, and in no job's source" <<<"$out"
+	ok bash -c '! grep -q "a guard snapshot of job home" <<<"$1"' sh "$out"
+	rmdir "$t/src/mnt"
+fi
 # The restore target is resolved without following a symbolic link, and
 # only through root's directories (checked before anything else, so the
 # host, without reflinkat, can test it with --dry-run).

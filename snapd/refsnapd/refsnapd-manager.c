@@ -252,6 +252,19 @@ static void job_watch(JobState *js);
  * on_change_max_skip (which covers what the kernel does not report, such
  * as writes through a shared mapping).
  */
+/*
+ * The job's source, opened; -EREMOTE when a FUSE mount covers it (a
+ * user's, on her directory): not opened, nor stat'ed, for that would ask
+ * its server, and this process must never wait on one.  Decided by the
+ * mount the walk reaches (CHASE_NO_FUSE), so a mount made after the
+ * table was read is not entered either.
+ */
+static int open_source(const Job *job) {
+        if (path_under_fuse(NULL, job->source, NULL, NULL) != 0)
+                return -EREMOTE;
+        return chase_dir(AT_FDCWD, job->source, &(Chase) { .flags = CHASE_NO_FUSE });
+}
+
 static bool job_may_skip(JobState *js, usec_t now) {
         const Job *job = js->job;
         _cleanup_close_ int fd = -EBADF;
@@ -264,7 +277,7 @@ static bool job_may_skip(JobState *js, usec_t now) {
          * Still the directory that was watched?  One replaced by another of
          * the same name (rm -r, mkdir) is a change, and is watched anew.
          */
-        fd = chase_dir(AT_FDCWD, job->source, NULL);
+        fd = open_source(job);
         if (fd < 0 || fstat(fd, &st) < 0 || !file_id_equal(file_id(&st), js->source_id)) {
                 job_watch(js);
                 return false;
@@ -562,7 +575,7 @@ static void job_watch(JobState *js) {
         manager_update_sources(m);
         if (!m->watch)
                 return;
-        fd = chase_dir(AT_FDCWD, js->job->source, NULL);
+        fd = open_source(js->job);
         r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
         if (r >= 0)
                 r = fd_mount_id(fd, &js->source_mnt);
@@ -626,7 +639,7 @@ static int on_mounts(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
                 if (!js->job)
                         continue;
-                dir = chase_dir(AT_FDCWD, js->job->source, NULL);
+                dir = open_source(js->job);
                 if (dir >= 0 && fd_mount_id(dir, &mnt) >= 0 && mnt == js->source_mnt && js->watched)
                         continue;
                 dir = safe_close(dir);

@@ -295,7 +295,13 @@ static int fs_open_root(WatchFs *fs) {
 
         if (fs->root_fd >= 0)
                 return 0;
-        dir = chase_dir(AT_FDCWD, fs->path, NULL);
+        /* A user's FUSE mount over that path now: never asked anything. */
+        if (path_under_fuse(NULL, fs->path, NULL, NULL) != 0)
+                return -EXDEV;
+        /* Nor one mounted since the table was read: by the mount the walk reaches. */
+        dir = chase_dir(AT_FDCWD, fs->path, &(Chase) { .flags = CHASE_NO_FUSE });
+        if (dir == -EREMOTE)
+                return -EXDEV;
         if (dir < 0)
                 return dir;
         r = dir_fs(dir, &dev, &type);

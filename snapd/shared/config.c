@@ -465,28 +465,88 @@ static bool is_parent(const char *dir, const char *path) {
         return path_split(path, &parent, &base) >= 0 && strcmp(parent[0] ? parent : "/", dir) == 0;
 }
 
+/*
+ * Is path (the job's source or store) reached through a FUSE mount (a
+ * user's, on her directory)?  Then said, and true: the job fails at run
+ * time, and nothing there is looked at (a stat would ask the server).
+ */
+static bool fuse_warning(Checks *k, const KeyWhere *w, const Job *j, const char *what, const char *path) {
+        _cleanup_free_ char *where = NULL, *type = NULL;
+
+        if (path_under_fuse(NULL, path, &where, &type) <= 0)
+                return false;
+        disk_warning(k, w, j, "%s %s is covered by a fuse mount (%s on %s): the job fails until it is "
+                     "unmounted; nothing there is looked at", what, path, type, where);
+        return true;
+}
+
 static void check_source(Checks *k, const Job *j, uint64_t *ret_mnt) {
         _cleanup_free_ char *canonical = NULL;
+        _cleanup_close_ int fd = -EBADF;
         const KeyWhere *w = &j->source_at;
         struct stat st;
+        int r;
 
         *ret_mnt = 0;
-        if (private_tmp(j->source))
+        if (private_tmp(j->source)) {
                 conf_error(k, w, j, "source %s is under %s, which refsnapd.service sees as a private, empty "
                            "directory of its own (PrivateTmp=yes)", j->source, private_tmp(j->source));
-        else if (lstat(j->source, &st) < 0)
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
-        else if (S_ISLNK(st.st_mode))
+                return;
+        }
+        /*
+         * Opened as a snapshot opens it: no symbolic link followed, and no
+         * FUSE mount entered, by the mount the walk reaches (one mounted
+         * since the mount table was read is not asked anything either).
+         * The source is normalized (parsed so): opened, it is canonical.
+         */
+        fd = chase_dir(AT_FDCWD, j->source, &(Chase) { .flags = CHASE_NO_FUSE });
+        if (fd == -EREMOTE)
+                disk_warning(k, w, j, "source %s is covered by a fuse mount: the job fails until it is unmounted; "
+                             "nothing there is looked at", j->source);
+        else if (fd == -ELOOP && lstat(j->source, &st) == 0 && S_ISLNK(st.st_mode))
                 disk_warning(k, w, j, "source %s is a symbolic link; name the directory itself", j->source);
-        else if (!S_ISDIR(st.st_mode))
-                disk_warning(k, w, j, "source %s is not a directory", j->source);
-        else if (!(canonical = realpath(j->source, NULL)))
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
-        else if (strcmp(canonical, j->source) != 0)
+        else if (fd == -ELOOP && (canonical = realpath(j->source, NULL)))
                 disk_warning(k, w, j, "source %s is not canonical (a symbolic link on the way); its canonical "
                              "path is %s", j->source, canonical);
-        else if (path_mount_id_nearest(j->source, ret_mnt, NULL) < 0)
-                disk_warning(k, w, j, "source %s: %s", j->source, strerror(errno));
+        else if (fd == -ENOTDIR)
+                disk_warning(k, w, j, "source %s is not a directory", j->source);
+        else if (fd < 0)
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(-fd));
+        else if ((r = fd_mount_id(fd, ret_mnt)) < 0)
+                disk_warning(k, w, j, "source %s: %s", j->source, strerror(-r));
+}
+
+/*
+ * The nearest directory of path (absolute) that is there, path itself or
+ * one above it, opened as a snapshot opens one: no symbolic link followed
+ * and no FUSE mount entered (CHASE_NO_FUSE), nothing stat'ed by its path.
+ * *ret_found is its path, or on failure the prefix at fault.
+ */
+static int open_nearest(const char *path, char **ret_found) {
+        _cleanup_free_ char *p = strdup(path);
+        Chase c = { .flags = CHASE_NO_FUSE };
+        int fd;
+
+        if (!p)
+                return -ENOMEM;
+        for (;;) {
+                char *slash;
+
+                fd = chase_dir(AT_FDCWD, p, &c);
+                if (fd != -ENOENT || strcmp(p, "/") == 0)
+                        break;
+                slash = strrchr(p, '/');
+                if (!slash)
+                        break;
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+        if (fd < 0 && c.failed_len > 0 && c.failed_len < strlen(p))
+                p[c.failed_len] = '\0';
+        *ret_found = TAKE_PTR(p);
+        return fd;
 }
 
 static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_mnt) {
@@ -494,7 +554,7 @@ static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_m
         _cleanup_close_ int fd = -EBADF;
         const KeyWhere *w = &j->store_at;
         uint64_t store_mnt = 0;
-        Chase ch = { .flags = CHASE_SAFE };
+        Chase ch = { .flags = CHASE_SAFE | CHASE_NO_FUSE };
         struct stat st;
         int r;
 
@@ -508,16 +568,24 @@ static void check_store(Checks *k, const Config *c, const Job *j, uint64_t src_m
                         conf_error(k, w, j, "store %s lies inside the source of job %s, which would snapshot "
                                    "these snapshots, and whose restore --delete would delete them", j->store,
                                    c->jobs[i]->name);
-        r = path_mount_id_nearest(j->store, &store_mnt, &existing);
+        /* Looked at by descriptor only: a FUSE mount made since the mount table was read is not asked. */
+        fd = open_nearest(j->store, &existing);
+        if (fd == -ELOOP || fd == -ENOTDIR) {
+                disk_warning(k, w, j, "store: %s is %s", existing ? existing : j->store,
+                             fd == -ELOOP ? "a symbolic link; name the store canonically" : "not a directory");
+                return;
+        }
+        if (fd == -EREMOTE) {
+                disk_warning(k, w, j, "store %s is covered by a fuse mount: the job fails until it is unmounted; "
+                             "nothing there is looked at", j->store);
+                return;
+        }
+        r = fd < 0 ? fd : fd_mount_id(fd, &store_mnt);
         if (r < 0) {
                 disk_warning(k, w, j, "store %s: %s", j->store, strerror(-r));
                 return;
         }
-        if (lstat(existing, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                disk_warning(k, w, j, "store: %s is %s", existing,
-                             S_ISLNK(st.st_mode) ? "a symbolic link; name the store canonically" : "not a directory");
-                return;
-        }
+        fd = safe_close(fd);
         if (src_mnt && store_mnt != src_mnt)
                 disk_warning(k, w, j, "store %s is not on the mount of source %s", j->store, j->source);
         /* What store_open() will refuse, said with the directory at fault. */
@@ -582,8 +650,11 @@ int config_check_paths(const Config *c, char **errors, char **warnings) {
                 const Job *j = c->jobs[i];
                 uint64_t src_mnt = 0;
 
-                check_source(&k, j, &src_mnt);
-                check_store(&k, c, j, src_mnt);
+                /* Nothing under a user's FUSE mount is looked at: its server is never asked. */
+                if (!fuse_warning(&k, &j->source_at, j, "source", j->source))
+                        check_source(&k, j, &src_mnt);
+                if (!fuse_warning(&k, &j->store_at, j, "store", j->store))
+                        check_store(&k, c, j, src_mnt);
                 check_hooks(&k, j);
         }
         r = fclose(k.errors);
@@ -625,7 +696,7 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
         static const char block[4096] = "refsnap check-config probe";
         _cleanup_close_ int dfd = -EBADF, a = -EBADF, b = -EBADF;
         _cleanup_free_ char *existing = NULL;
-        Chase ch = { .flags = CHASE_SAFE };
+        Chase ch = { .flags = CHASE_SAFE | CHASE_NO_FUSE };
         const char *what = "a directory to probe in";
         uint64_t mnt;
         int r;
@@ -670,13 +741,15 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
 /*
  * A store on a filesystem that enforces user or group quotas: each
  * snapshot's copies are charged to their owners, whose quotas it fills.
- * An error unless the job accepts that (accept_quota_charges).
+ * A store under a btrfs qgroup limit: what its snapshots keep counts
+ * against it.  An error unless the job accepts that (accept_quota_charges).
  */
 static void check_quota(FILE *f, unsigned *n, const Job *j) {
         _cleanup_free_ char *existing = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char what[16];
+        char what[16], qgroup[128];
         uint64_t mnt;
+        int r = 0;
 
         if (j->accept_quota_charges || path_mount_id_nearest(j->store, &mnt, &existing) < 0)
                 return;
@@ -686,6 +759,15 @@ static void check_quota(FILE *f, unsigned *n, const Job *j) {
                        "snapshot's copies are charged to their owners and fill their quotas; set "
                        "accept_quota_charges = yes to accept that", j->store_at.file, j->store_at.line, j->name,
                        j->store, what);
+        else if (fd >= 0 && (r = store_btrfs_qgroup_limit(fd, qgroup, sizeof(qgroup))) > 0)
+                report(f, n, "%s:%u: [%s]: store %s: a btrfs qgroup limit applies to it (%s): the data its "
+                       "snapshots keep counts against the limit, and once it is reached the snapshots and every "
+                       "write under that qgroup fail; set accept_quota_charges = yes to accept that",
+                       j->store_at.file, j->store_at.line, j->name, j->store, qgroup);
+        else if (r < 0)
+                report(f, n, "%s:%u: [%s]: store %s: cannot tell whether a btrfs qgroup limit applies to it (%s), "
+                       "and the job refuses its store while it cannot; set accept_quota_charges = yes to accept "
+                       "any limit", j->store_at.file, j->store_at.line, j->name, j->store, strerror(-r));
 }
 
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
@@ -707,6 +789,9 @@ int config_check_command(const char *prog, const char *main_file, const char *dr
                         return 1;
                 }
                 for (size_t i = 0; i < c->n_jobs; i++) {
+                        if (path_under_fuse(NULL, c->jobs[i]->source, NULL, NULL) > 0 ||
+                            path_under_fuse(NULL, c->jobs[i]->store, NULL, NULL) > 0)
+                                continue;       /* said above */
                         check_reflink(f, &n, c->jobs[i]);
                         check_quota(f, &n, c->jobs[i]);
                 }

@@ -11,15 +11,20 @@
 
 /*
  * The newest snapshot that is whole (its facts say no file was skipped;
- * one without facts counts as whole) is always kept, whatever the rules
+ * one without facts counts as whole) and not a guard is always kept, whatever the rules
  * and whatever the newest is: a partial snapshot never stands in for it.
  */
 static void keep_newest_whole(int store, char **names, size_t n, unsigned *reasons) {
         for (size_t i = n; i > 0; i--) {
                 SnapshotFacts f = {};
 
-                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.skipped > 0)
-                        continue;
+                /*
+                 * Partial: not whole.  A guard is kept for keep_guard, and
+                 * never stands in for the job's own snapshots (one of some
+                 * paths only is not whole either).
+                 */
+                if (store_read_kind(store, names[i - 1], &f) < 0 || f.skipped > 0 || f.guard)
+                        continue;       /* facts that cannot be read: not known to be whole */
                 if (!(reasons[i - 1] & KEEP_NEWEST))
                         reasons[i - 1] |= KEEP_WHOLE;
                 return;
@@ -39,7 +44,7 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         _cleanup_close_ int store = -EBADF;
         _cleanup_free_ time_t *times = NULL;
         _cleanup_free_ unsigned *reasons = NULL;
-        _cleanup_free_ bool *guard = NULL;
+        _cleanup_free_ bool *guard = NULL, *unknown = NULL;
         char **names = NULL;
         size_t n = 0;
         int r, first = 0, gone = 0;
@@ -56,7 +61,8 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         times = calloc(n ? n : 1, sizeof(*times));
         reasons = calloc(n ? n : 1, sizeof(*reasons));
         guard = calloc(n ? n : 1, sizeof(*guard));
-        if (!times || !reasons || !guard) {
+        unknown = calloc(n ? n : 1, sizeof(*unknown));
+        if (!times || !reasons || !guard || !unknown) {
                 strv_free(names);
                 return -ENOMEM;
         }
@@ -64,10 +70,19 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                 SnapshotFacts f;
 
                 (void) snapshot_name_time(names[i], &times[i]);
-                guard[i] = store_read_facts(store, names[i], &f) >= 0 && f.guard;
+                /*
+                 * A guard whose facts were lost is one still; one whose facts
+                 * cannot be read never stands for a bucket of the job's own
+                 * (it may be a guard), nor is it removed (it may not).
+                 */
+                unknown[i] = store_read_kind(store, names[i], &f) < 0;
+                guard[i] = unknown[i] || f.guard;
         }
         retention_apply_guards(&job->retention, times, guard, n, now, reasons);
         keep_newest_whole(store, names, n, reasons);
+        for (size_t i = 0; i < n; i++)
+                if (unknown[i])
+                        reasons[i] |= KEEP_UNKNOWN;
         for (size_t i = 0; i < n; i++) {
                 char why[128];
 

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,6 +209,78 @@ const char *restore_stage_refusal(int stage_root, int dir) {
                "root owns or may write, where no staging directory can be made safely: cannot restore there";
 }
 
+/*
+ * Is name RESTORE_STAGE_PREFIX PID.N?  Its PID, or 0.
+ */
+static pid_t stage_name_pid(const char *name) {
+        const char *p;
+        char *end;
+        unsigned long pid;
+
+        if (strncmp(name, RESTORE_STAGE_PREFIX, strlen(RESTORE_STAGE_PREFIX)) != 0)
+                return 0;
+        p = name + strlen(RESTORE_STAGE_PREFIX);
+        if (*p < '1' || *p > '9')
+                return 0;
+        errno = 0;
+        pid = strtoul(p, &end, 10);
+        if (errno != 0 || *end != '.' || pid > INT32_MAX || end[1] < '0' || end[1] > '9')
+                return 0;
+        (void) strtoul(end + 1, &end, 10);
+        return *end == '\0' ? (pid_t) pid : 0;
+}
+
+int restore_remove_stale_stages(int dir_fd, FILE *log) {
+        char **names = NULL;
+        size_t n = 0;
+        struct stat d;
+        int r, removed = 0;
+
+        /* Only root could have made one here, and only root can swap its name for another inode. */
+        if (fstat(dir_fd, &d) < 0)
+                return -errno;
+        if (!S_ISDIR(d.st_mode) || !stage_dir_safe(&d))
+                return 0;
+        r = dir_names_sorted(dir_fd, &names, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int fd = -EBADF;
+                pid_t pid = stage_name_pid(names[i]);
+                struct stat st, now;
+                int k;
+
+                if (pid <= 0 || pid == getpid())
+                        continue;
+                /* Its restore still running (or a process that took its PID since): not ours to remove. */
+                if (kill(pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                /* A directory of root's, 0700, as stage_make() makes them, looked at without entering a mount. */
+                if (fstatat_no_xdev(dir_fd, names[i], &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+                    (st.st_mode & 07777) != 0700)
+                        continue;
+                fd = open_no_xdev(dir_fd, names[i], O_RDONLY | O_DIRECTORY);
+                if (fd < 0 || fstat(fd, &now) < 0 || !stat_inode_same(&now, &st))
+                        continue;
+                /* A restore holds its staging directory locked while it uses it. */
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        continue;
+                k = rm_rf_at(dir_fd, names[i]);
+                if (log) {
+                        if (k < 0)
+                                log_path(log, names[i], "cannot remove the staging directory an interrupted "
+                                         "restore left: %s", strerror(-k));
+                        else
+                                log_path(log, names[i], "removed the staging directory an interrupted restore "
+                                         "left");
+                }
+                if (k >= 0)
+                        removed++;
+        }
+        strv_free(names);
+        return removed;
+}
+
 /* A staging directory, root's and 0700, made in the live directory lfd, never named like any of avoid. */
 typedef struct Stage {
         int parent;             /* lfd, not owned */
@@ -227,6 +301,8 @@ static int stage_make(Restore *o, int lfd, char **avoid, size_t n_avoid, const c
                             "may write, where no staging directory can be made safely: not restored");
         if (o->n_stages >= RESTORE_STAGES_MAX)
                 return fail(o, path, -ELOOP, "btrfs subvolumes nested too deeply: not restored");
+        /* One an interrupted restore left here goes first. */
+        (void) restore_remove_stale_stages(lfd, o->log);
         for (unsigned i = 0;; i++) {
                 snprintf(ret->name, sizeof(ret->name), RESTORE_STAGE_PREFIX "%d.%u", (int) getpid(), i);
                 if (names_contain(avoid, n_avoid, ret->name))
@@ -243,6 +319,9 @@ static int stage_make(Restore *o, int lfd, char **avoid, size_t n_avoid, const c
                 /* In a directory only root can change: cannot happen. */
                 return fail(o, path, ret->fd < 0 ? ret->fd : -ESTALE, "cannot open the staging directory");
         }
+        /* Locked while in use: restore_remove_stale_stages() leaves it alone. */
+        if (flock(ret->fd, LOCK_EX) < 0)
+                return fail(o, path, -errno, "cannot lock the staging directory");
         o->stages[o->n_stages++] = file_id(&st);
         ret->counted = true;
         return 0;

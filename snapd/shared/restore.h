@@ -108,6 +108,18 @@ int restore_find(int snap_root, const char *path, char **ret_dir, const char **r
 int restore_run(Restore *o, int snap_root, int live_root, int stage_root, const char *path);
 
 /*
+ * Remove from the live directory dir_fd each staging directory an
+ * interrupted restore left there: only in a directory no user but root
+ * can change (where stage_make() makes them), and only one that is really
+ * one: named RESTORE_STAGE_PREFIX PID.N, a directory of root's, mode
+ * 0700, its PID no live process's, and not locked (a restore holds its
+ * staging directory locked).  Removed beneath dir_fd with rm_rf_at()
+ * (never following a symbolic link, never entering a mount), each said
+ * on log when not NULL.  Returns how many were removed, or -errno.
+ */
+int restore_remove_stale_stages(int dir_fd, FILE *log);
+
+/*
  * Can entries staged in stage_root be put into the live directory dir?
  * NULL when on the same subvolume or when a staging directory can be made
  * in dir; else why not.

@@ -33,6 +33,7 @@ enum {
         KEEP_ALL     = 1 << 7,  /* every bucket count is zero */
         KEEP_GUARD   = 1 << 8,  /* a guard younger than keep_guard */
         KEEP_WHOLE   = 1 << 9,  /* the newest whole snapshot (not partial): snapshot_prune() */
+        KEEP_UNKNOWN = 1 << 10, /* its facts cannot be read, so what it is is not known: snapshot_prune() */
 };
 
 /*

@@ -8,11 +8,15 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "copy-meta.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
+#include "path-util.h"
 #include "reflink.h"
+#include "restore.h"
 #include "rm-rf.h"
+#include "strv.h"
 #include "snapshot.h"
 
 /*
@@ -27,6 +31,9 @@ typedef struct Take {
         const MirrorOps *ops;
         FILE *log;
         bool guard;
+        char *const *paths;     /* a guard of these only; NULL: the whole tree */
+        char **guarded;         /* of those, the ones there, mirrored */
+        size_t n_guarded;
         char *skipped;          /* the skipped files, "ERRNO PATH" lines */
         size_t skipped_size;
         int src, store, dst;
@@ -39,9 +46,27 @@ typedef struct Take {
 static int take_open(Take *t) {
         _cleanup_free_ char *where = NULL;
         uint64_t src_mnt, store_mnt;
-        char quota[16];
+        char quota[16], qgroup[128];
         int r;
 
+        /*
+         * A user's FUSE mount on the source (her own directory) or above
+         * it: never entered, not even by a stat, which would ask its
+         * server (refusing root, or never answering).
+         */
+        for (int i = 0; i < 2; i++) {
+                _cleanup_free_ char *type = NULL;
+                const char *path = i == 0 ? t->job->source : t->job->store;
+
+                where = mfree(where);
+                r = path_under_fuse(NULL, path, &where, &type);
+                if (r > 0) {
+                        fprintf(t->log, "%s %s is covered by a fuse mount (%s on %s): not entering it, nothing "
+                                "is asked of its server\n", i == 0 ? "source" : "store", path, type, where);
+                        return -EREMOTE;
+                }
+        }
+        where = mfree(where);
         /*
          * A filesystem fstab lists above the source or the store, not
          * mounted: what is there is the directory below the mount point.
@@ -56,12 +81,17 @@ static int take_open(Take *t) {
                         return -ENOENT;
                 }
         }
-        /* No symbolic link at any component: the source is named canonically. */
-        t->src = chase_dir(AT_FDCWD, t->job->source, NULL);
+        /*
+         * No symbolic link at any component: the source is named
+         * canonically; and no FUSE mount, by the mount reached (one made
+         * since the table was read).
+         */
+        t->src = chase_dir(AT_FDCWD, t->job->source, &(Chase) { .flags = CHASE_NO_FUSE });
         if (t->src < 0) {
                 r = t->src;
                 fprintf(t->log, "source %s: %s\n", t->job->source,
                         r == -ELOOP ? "a symbolic link in the path (name the source canonically)" :
+                        r == -EREMOTE ? "a fuse mount on the way: not entering it, nothing is asked of its server" :
                         strerror(-r));
                 return r;
         }
@@ -92,6 +122,19 @@ static int take_open(Take *t) {
                         "that\n", t->job->store, quota);
                 return -EPERM;
         }
+        r = t->job->accept_quota_charges ? 0 : store_btrfs_qgroup_limit(t->store, qgroup, sizeof(qgroup));
+        if (r < 0) {
+                fprintf(t->log, "store %s: cannot tell whether a btrfs qgroup limit applies to it: %s; set "
+                        "accept_quota_charges = yes to snapshot all the same\n", t->job->store, strerror(-r));
+                return r;
+        }
+        if (r > 0) {
+                fprintf(t->log, "store %s: a btrfs qgroup limit applies to it (%s): the data its snapshots keep "
+                        "counts against the limit, and once it is reached the snapshots and every write under "
+                        "that qgroup fail; set accept_quota_charges = yes to accept that\n", t->job->store,
+                        qgroup);
+                return -EPERM;
+        }
         return fstat(t->store, &t->store_st) < 0 ? -errno : 0;
 }
 
@@ -110,6 +153,14 @@ static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
                 return r;
         if (r < 0)
                 fprintf(t->log, "store %s: cannot remove leftovers: %s\n", t->job->store, strerror(-r));
+        /*
+         * A staging directory a restore killed mid-way left at the top of
+         * a source on a subvolume of its own: removed, not snapshotted.
+         */
+        r = restore_remove_stale_stages(t->src, t->log);
+        if (r < 0)
+                fprintf(t->log, "source %s: cannot look for what an interrupted restore left: %s\n",
+                        t->job->source, strerror(-r));
         return 0;
 }
 
@@ -158,6 +209,99 @@ static int take_probe(Take *t) {
         return r;
 }
 
+static bool listed(char *const *l, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(l[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * A guard of some paths only: each path that is there, mirrored whole
+ * (below it, nothing excluded), into the directories above it, made in
+ * the snapshot and given their live twins' metadata once all is in.
+ */
+static int take_mirror_paths(Take *t, Mirror *w) {
+        char **dirs = NULL;
+        size_t n_dirs = 0;
+        struct stat st;
+        int r = 0;
+
+        w->exclude = NULL;
+        w->workers = 0;
+        for (char *const *p = t->paths; *p && r >= 0; p++) {
+                _cleanup_close_ int sdir = -EBADF, ddir = -EBADF;
+                _cleanup_free_ char *dir = NULL;
+                const char *base;
+                uint64_t before = w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials;
+                uint64_t vanished = w->stats.vanished, mounts = w->stats.other_mounts;
+
+                r = path_split(*p, &dir, &base);
+                if (r < 0)
+                        break;
+                sdir = chase_dir(t->src, dir, &(Chase) { .flags = CHASE_NO_XDEV });
+                if (sdir == -ENOENT || sdir == -ENOTDIR) {
+                        r = 0;
+                        continue;       /* not there: nothing it replaces */
+                }
+                if (sdir < 0) {
+                        /*
+                         * Reached through a symbolic link or across a mount:
+                         * what is there the guard cannot hold, so no guard.
+                         */
+                        fprintf(t->log, "guard of %s: %s%s: cannot hold what is there\n", *p, strerror(-sdir),
+                                sdir == -EXDEV ? " (another filesystem is mounted on the way)" :
+                                sdir == -ELOOP ? " (a symbolic link on the way)" : "");
+                        r = sdir;
+                        break;
+                }
+                ddir = chase_dir(t->dst, dir, &(Chase) { .flags = CHASE_MKDIR | CHASE_NO_XDEV });
+                if (ddir < 0) {
+                        r = ddir;
+                        break;
+                }
+                r = mirror_entry(w, sdir, base, ddir);
+                if (r < 0)
+                        break;
+                if (w->stats.files + w->stats.dirs + w->stats.symlinks + w->stats.specials == before) {
+                        if (w->stats.vanished > vanished && w->stats.other_mounts == mounts)
+                                continue;       /* gone meanwhile: nothing it replaces */
+                        /* There, and nothing of it held (a mount point, a file not cloned): no guard. */
+                        r = w->stats.other_mounts > mounts ? -EXDEV : -EIO;
+                        fprintf(t->log, "guard of %s: %s: it is there, but the guard could not hold it\n", *p,
+                                w->stats.other_mounts > mounts ? "another filesystem is mounted on it" :
+                                "nothing of it was taken");
+                        break;
+                }
+                r = strv_push(&t->guarded, &t->n_guarded, *p);
+                /* The directories above it, deepest last, for their metadata. */
+                for (const char *q = strchr(dir, '/'); r >= 0 && *dir; q = strchr(q + 1, '/')) {
+                        _cleanup_free_ char *up = q ? strndup(dir, q - dir) : strdup(dir);
+
+                        if (!up) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (!listed(dirs, n_dirs, up))
+                                r = strv_push(&dirs, &n_dirs, up);
+                        if (!q)
+                                break;
+                }
+        }
+        /* Deepest first, then the top: times set after everything below is in. */
+        for (size_t i = n_dirs; r >= 0 && i > 0; i--) {
+                _cleanup_close_ int s = chase_dir(t->src, dirs[i - 1], &(Chase) { .flags = CHASE_NO_XDEV });
+                _cleanup_close_ int d = chase_dir(t->dst, dirs[i - 1], &(Chase) { .flags = CHASE_NO_XDEV });
+
+                if (s >= 0 && d >= 0 && fstat(s, &st) == 0)
+                        r = copy_meta_fd(s, d, &st);
+        }
+        if (r >= 0 && fstat(t->src, &st) == 0)
+                r = copy_meta_fd(t->src, t->dst, &st);
+        strv_free(dirs);
+        return r;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
         _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
@@ -165,7 +309,12 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .ops = ops ? ops : &mirror_reflink_ops,
                 .skip_refused = true,
                 .skipped = skipped,
-                .exclude = t->job->exclude,
+                /*
+                 * A guard excludes nothing: a restore's --delete applies the
+                 * restored job's patterns (or none), not this job's, and what
+                 * it removes must be held.
+                 */
+                .exclude = t->guard ? NULL : t->job->exclude,
                 .skip = file_id(&t->store_st),
                 .cancel = cancel,
                 .log = t->log,
@@ -183,7 +332,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (r < 0)
                         return r;
         }
-        r = mirror_tree(&w, t->src, t->dst);
+        r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
         if (fflush(skipped) != 0)
@@ -201,6 +350,8 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .excluded = w.stats.excluded,
                 .skipped = w.stats.skipped,
                 .guard = t->guard,
+                .guarded = t->paths ? t->n_guarded : 0,
+                .paths = t->paths != NULL,
         };
         return 0;
 }
@@ -211,6 +362,12 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
 
         if (syncfs(t->dst) < 0)
                 return -errno;
+        /* A guard of some paths: which, before the facts that say it is one. */
+        if (t->paths) {
+                r = store_write_guarded(t->store, t->name, t->guarded);
+                if (r < 0)
+                        return r;
+        }
         r = store_write_facts(t->store, t->name, facts, t->skipped);
         if (r < 0)
                 return r;
@@ -246,6 +403,7 @@ static void take_done(Take *t, int r) {
         }
         safe_close(t->store);
         safe_close(t->src);
+        strv_free(t->guarded);
         free(t->skipped);
 }
 
@@ -259,6 +417,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .store = -EBADF,
                 .dst = -EBADF,
                 .guard = pre && pre->guard,
+                .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),
                 .name = name,
         };

@@ -18,6 +18,15 @@ typedef struct SnapshotPre {
         void *userdata;
         /* A guard snapshot, taken by a restore of what it replaces: so marked in the facts. */
         bool guard;
+        /*
+         * A guard of these paths only (relative to the source, normalized;
+         * NULL: the whole tree): each that is there, with everything below
+         * it and the job's exclude patterns not applied inside it (a guard
+         * holds at least what the restore may replace), and the
+         * directories above it; the paths it holds are listed in the
+         * facts (store_read_guarded()).
+         */
+        char *const *paths;
 } SnapshotPre;
 
 /* snapshot_take() when pre skipped the snapshot. */

@@ -2,11 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "chase.h"
@@ -52,12 +57,12 @@ static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
 
         if (path[0] != '/')
                 return -EINVAL;
-        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+        fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | CHASE_NO_FUSE });
         if (fd == -ENOENT && create) {
                 r = store_make(path, mnt);
                 if (r < 0)
                         return r;
-                fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE });
+                fd = chase_dir(AT_FDCWD, path, &(Chase) { .flags = CHASE_SAFE | CHASE_NO_FUSE });
         }
         if (fd < 0)
                 return fd;
@@ -140,7 +145,8 @@ int store_latest(int store, char name[static SNAPSHOT_NAME_MAX]) {
         for (size_t i = n; i > 0; i--) {
                 SnapshotFacts f;
 
-                if (store_read_facts(store, names[i - 1], &f) >= 0 && f.guard)
+                /* A guard, or unreadable facts that may be one's: never latest. */
+                if (store_read_kind(store, names[i - 1], &f) < 0 || f.guard)
                         continue;
                 snprintf(name, SNAPSHOT_NAME_MAX, "%s", names[i - 1]);
                 r = 0;
@@ -246,9 +252,12 @@ static int remove_orphan_facts(int store, FILE *log) {
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, or NAME.skipped: NAME's, kept while NAME is there. */
+                /* NAME, NAME.skipped or NAME.guarded: NAME's, kept while NAME is there. */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(STORE_GUARDED_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_GUARDED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -292,6 +301,9 @@ static int facts_dir(int store, bool create) {
         if (fd < 0 && errno == ENOENT && create) {
                 if (mkdirat(store, ".facts", 0700) < 0 && errno != EEXIST)
                         return -errno;
+                /* On disk before any facts in it, and so before the snapshot they describe. */
+                if (fsync(store) < 0)
+                        return -errno;
                 fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         return fd < 0 ? -errno : fd;
@@ -307,9 +319,11 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
                 return dir;
         if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
                      "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
-                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nerrors=%u\n",
+                     "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nguarded=%" PRIu64 "\npaths=%d"
+                     "\nerrors=%u\n",
                      (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
-                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->errors) < 0)
+                     f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->guarded,
+                     f->paths, f->errors) < 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
@@ -354,15 +368,34 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "excluded")) f->excluded = v;
                 else if (!strcmp(key, "skipped")) f->skipped = v;
                 else if (!strcmp(key, "guard")) f->guard = v != 0;
+                else if (!strcmp(key, "guarded")) f->guarded = v;
+                else if (!strcmp(key, "paths")) f->paths = v != 0;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
         return 0;
 }
 
-int store_read_skipped(int store, const char *name, char ***ret) {
+int store_read_kind(int store, const char *name, SnapshotFacts *f) {
+        char **l = NULL;
+        int r;
+
+        r = store_read_facts(store, name, f);
+        if (r != -ENOENT)
+                return r;
+        *f = (SnapshotFacts) {};
+        r = store_read_guarded(store, name, &l);
+        strv_free(l);
+        if (r < 0)
+                return r;
+        f->guard = f->paths = r > 0;
+        return 0;
+}
+
+/* A list of paths beside name's facts: "ERRNO PATH" lines, backslashes and newlines in PATH escaped. */
+static int read_list(int store, const char *name, const char *suffix, char ***ret) {
         _cleanup_close_ int dir = facts_dir(store, false);
-        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+        char list[SNAPSHOT_NAME_MAX + 16];
         _cleanup_free_ char *line = NULL, *path = NULL;
         size_t size = 0, k = 0;
         char **l = NULL;
@@ -375,7 +408,7 @@ int store_read_skipped(int store, const char *name, char ***ret) {
                 return 0;
         if (dir < 0)
                 return dir;
-        snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
+        snprintf(list, sizeof(list), "%s%s", name, suffix);
         fd = openat(dir, list, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -413,7 +446,47 @@ int store_read_skipped(int store, const char *name, char ***ret) {
                 return r;
         }
         *ret = l;
-        return 0;
+        return 1;
+}
+
+int store_read_skipped(int store, const char *name, char ***ret) {
+        int r = read_list(store, name, STORE_SKIPPED_SUFFIX, ret);
+
+        return r < 0 ? r : 0;
+}
+
+int store_read_guarded(int store, const char *name, char ***ret) {
+        return read_list(store, name, STORE_GUARDED_SUFFIX, ret);
+}
+
+int store_write_guarded(int store, const char *name, char *const *paths) {
+        _cleanup_close_ int dir = facts_dir(store, true);
+        _cleanup_free_ char *text = NULL;
+        char list[SNAPSHOT_NAME_MAX + sizeof(STORE_GUARDED_SUFFIX)];
+        size_t size = 0;
+        FILE *f;
+
+        if (dir < 0)
+                return dir;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        /* As the skipped list: "0 PATH", the path's backslashes and newlines escaped. */
+        for (char *const *p = paths; p && *p; p++) {
+                fputs("0 ", f);
+                for (const char *c = *p; *c; c++)
+                        if (*c == '\n')
+                                fputs("\\n", f);
+                        else if (*c == '\\')
+                                fputs("\\\\", f);
+                        else
+                                fputc(*c, f);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        snprintf(list, sizeof(list), "%s" STORE_GUARDED_SUFFIX, name);
+        return write_synced(dir, list, text ? text : "");
 }
 
 int store_set_latest(int store, const char *name) {
@@ -440,6 +513,8 @@ int store_retire(int store, const char *name) {
         if (dir >= 0) {
                 (void) unlinkat(dir, name, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_GUARDED_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
         }
         return 0;
@@ -519,4 +594,162 @@ int store_fs_quota(int fd, char what[static 16]) {
                 return 0;
         }
         return -ENOENT;
+}
+
+/* A number from a file of sysfs: 0 or -errno. */
+static int read_u64_file(const char *path, uint64_t *ret) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        unsigned long long v;
+
+        if (!f)
+                return -errno;
+        if (fscanf(f, "%llu", &v) != 1)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+#define QGROUP_LEVEL(q) ((unsigned long long) ((q) >> 48))
+#define QGROUP_ID(q) ((unsigned long long) ((q) & ((1ULL << 48) - 1)))
+
+/* Has qgroup q of the filesystem fsid a limit (sysfs)?  1, said in what; 0; -errno. */
+static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
+        static const char *const attrs[] = { "max_referenced", "max_exclusive" };
+
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                char path[256];
+                uint64_t v = 0;
+                int r;
+
+                snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/%llu_%llu/%s", fsid, QGROUP_LEVEL(q),
+                         QGROUP_ID(q), attrs[i]);
+                r = read_u64_file(path, &v);
+                if (r == -ENOENT)
+                        continue;       /* no such qgroup (yet): no limit */
+                if (r < 0)
+                        return r;
+                if (v > 0) {
+                        snprintf(what, size, "qgroup %llu/%llu, %s %llu", QGROUP_LEVEL(q), QGROUP_ID(q), attrs[i],
+                                 (unsigned long long) v);
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+/*
+ * Add the qgroups q belongs to, from the quota tree's relation items (q,
+ * RELATION, parent): a parent's level is higher, so its number larger.
+ * Each once; -E2BIG past max rather than leave one out.
+ */
+static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, size_t *n) {
+        struct btrfs_ioctl_search_args args = {
+                .key = {
+                        .tree_id = BTRFS_QUOTA_TREE_OBJECTID,
+                        .min_objectid = q,
+                        .max_objectid = q,
+                        .min_type = BTRFS_QGROUP_RELATION_KEY,
+                        .max_type = BTRFS_QGROUP_RELATION_KEY,
+                        .min_offset = q + 1,
+                        .max_offset = UINT64_MAX,
+                        .max_transid = UINT64_MAX,
+                },
+        };
+
+        /* As many rounds as the items take: each round's buffer holds only so many. */
+        for (;;) {
+                uint64_t last = 0;
+                size_t off = 0;
+
+                args.key.nr_items = 4096;
+                if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
+                        return -errno;
+                if (args.key.nr_items == 0)
+                        return 0;
+                for (unsigned i = 0; i < args.key.nr_items; i++) {
+                        struct btrfs_ioctl_search_header h;
+                        bool seen = false;
+
+                        if (off + sizeof(h) > sizeof(args.buf))
+                                return -EIO;
+                        memcpy(&h, args.buf + off, sizeof(h));
+                        off += sizeof(h) + h.len;
+                        last = h.offset;
+                        if (h.objectid != q || h.type != BTRFS_QGROUP_RELATION_KEY || h.offset <= q)
+                                continue;
+                        for (size_t j = 0; j < *n && !seen; j++)
+                                seen = parents[j] == h.offset;
+                        if (seen)
+                                continue;
+                        if (*n >= max)
+                                return -E2BIG;
+                        parents[(*n)++] = h.offset;
+                }
+                if (last == UINT64_MAX)
+                        return 0;
+                args.key.min_offset = last + 1;
+        }
+}
+
+int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
+        struct btrfs_ioctl_ino_lookup_args lookup = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
+        struct btrfs_ioctl_fs_info_args info = {};
+        _cleanup_close_ int dir = -EBADF;
+        _cleanup_free_ uint64_t *todo = NULL;
+        const size_t max = 4096;
+        uint64_t enabled = 0;
+        char fsid[40], path[128];
+        size_t n = 1;
+        struct statfs sf;
+        int r;
+
+        if (fstatfs(fd, &sf) < 0)
+                return -errno;
+        if (sf.f_type != BTRFS_SUPER_MAGIC)
+                return 0;
+        /* ioctl() needs a descriptor that is not O_PATH. */
+        dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return -errno;
+        if (ioctl(dir, BTRFS_IOC_FS_INFO, &info) < 0)
+                return -errno;
+        snprintf(fsid, sizeof(fsid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 info.fsid[0], info.fsid[1], info.fsid[2], info.fsid[3], info.fsid[4], info.fsid[5], info.fsid[6],
+                 info.fsid[7], info.fsid[8], info.fsid[9], info.fsid[10], info.fsid[11], info.fsid[12],
+                 info.fsid[13], info.fsid[14], info.fsid[15]);
+        /*
+         * Limits count only while quotas are enabled: sysfs has qgroups/
+         * only then (and "enabled" in it, on kernels that have that
+         * file).  No directory for the filesystem at all (sysfs not
+         * mounted, another layout): it cannot tell, an error.
+         */
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s", fsid);
+        if (access(path, F_OK) < 0)
+                return -errno;
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups", fsid);
+        if (access(path, F_OK) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/qgroups/enabled", fsid);
+        r = read_u64_file(path, &enabled);
+        if (r >= 0 && enabled == 0)
+                return 0;
+        if (r < 0 && r != -ENOENT)
+                return r;
+        /* The subvolume fd is in: its level-0 qgroup, 0/ID. */
+        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &lookup) < 0)
+                return -errno;
+        todo = calloc(max, sizeof(*todo));
+        if (!todo)
+                return -ENOMEM;
+        todo[0] = lookup.treeid;
+        /* It and every qgroup above it, breadth first. */
+        for (size_t i = 0; i < n; i++) {
+                r = qgroup_limit(fsid, todo[i], what, size);
+                if (r != 0)
+                        return r;
+                r = qgroup_parents(dir, todo[i], todo, max, &n);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }

@@ -19,6 +19,7 @@
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
+ *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
@@ -34,11 +35,15 @@ typedef struct SnapshotFacts {
         uint64_t files, dirs, symlinks, specials, hardlinks, bytes, vanished, excluded;
         uint64_t skipped;       /* > 0: a partial snapshot (the files are in .facts/NAME.skipped) */
         bool guard;             /* taken by a restore, of what it was about to replace */
+        uint64_t guarded;       /* how many paths a guard of some paths holds (in .facts/NAME.guarded) */
+        bool paths;             /* a guard of some paths only, not the whole job (even one that held none) */
         unsigned errors;
 } SnapshotFacts;
 
 /* Where the skipped files of a partial snapshot are listed, beside its facts. */
 #define STORE_SKIPPED_SUFFIX ".skipped"
+/* Where a guard of some paths only lists them. */
+#define STORE_GUARDED_SUFFIX ".guarded"
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
@@ -99,10 +104,26 @@ int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
 /*
+ * What name may stand for, when deciding "latest" and the newest whole
+ * snapshot: its facts (0), or, with no facts, a zeroed *f (a snapshot
+ * older than facts: whole) unless a list of guarded paths lies there
+ * (f->guard and f->paths: a guard whose facts were lost).  -errno when
+ * the facts or the list cannot be read: take it for neither.
+ */
+int store_read_kind(int store, const char *name, SnapshotFacts *f);
+/*
  * The paths (relative to the source) a partial snapshot name skipped,
  * from .facts/NAME.skipped: *ret NULL-terminated, or NULL when none.
  */
 int store_read_skipped(int store, const char *name, char ***ret);
+/*
+ * A guard snapshot of some paths only (a restore of those): the paths
+ * (relative to the source), written before it is published, and read
+ * back: 1 for such a guard (*ret NULL when none of its paths was there:
+ * it holds nothing), 0 for any other snapshot (*ret NULL), or -errno.
+ */
+int store_write_guarded(int store, const char *name, char *const *paths);
+int store_read_guarded(int store, const char *name, char ***ret);
 int store_set_latest(int store, const char *name);
 
 /*
@@ -129,3 +150,13 @@ int store_remove_retired(int store, FILE *log);
  * 1 (and the option into what, of size at least 16), 0, or -errno.
  */
 int store_fs_quota(int fd, char what[static 16]);
+
+/*
+ * Is the filesystem of fd a btrfs with quotas enabled and a limit
+ * (max_referenced or max_exclusive, /sys/fs/btrfs/FSID/qgroups/) on the
+ * qgroup of fd's subvolume, or on a qgroup it belongs to, however high
+ * (the quota tree's relations)?  Then the extents snapshots keep count
+ * against that limit.  1 (and "qgroup L/ID, ATTR VALUE" into what, of
+ * size size), 0, or -errno (-EPERM: not root).
+ */
+int store_btrfs_qgroup_limit(int fd, char *what, size_t size);

@@ -5,7 +5,8 @@
  * without allow_other owned by another user (which refuses root: EACCES)
  * whose server is gone, one with allow_other whose server never answers
  * (a stat of it waits forever).  The walk, the diff and the removal
- * complete and leave both out.  An alarm bounds a hang.
+ * complete and leave both out; a job whose source is the silent mount
+ * fails at once.  An alarm bounds a hang.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +20,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chase.h"
 #include "clone-double.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "mirror.h"
+#include "mountpoint-util.h"
 #include "rm-rf.h"
+#include "snapshot.h"
 #include "tests.h"
 #include "tree-diff.h"
 
@@ -105,6 +109,85 @@ static int child(const char *base) {
                 /* The snapshot against the live tree: the mounts are in neither. */
                 CHECK(tree_diff(&d, dfd, sfd, NULL, NULL) == 0);
                 CHECK(n == 0);
+        }
+        {
+                /*
+                 * A FUSE mount on a job's source itself (the silent one):
+                 * the job fails at once, by the mount table, never asking it.
+                 */
+                char net[300], store[300], *where = NULL, *type = NULL;
+                char name[SNAPSHOT_NAME_MAX];
+                SnapshotFacts f;
+                Job job = { .name = "covered", .source = net, .store = store };
+
+                snprintf(net, sizeof(net), "%s/bob/net", src);
+                snprintf(store, sizeof(store), "%s/store", dst);
+                CHECK(path_under_fuse(NULL, net, &where, &type) == 1);
+                CHECK(where && strcmp(where, net) == 0 && type && strcmp(type, "fuse.test") == 0);
+                free(where);
+                free(type);
+                CHECK(path_under_fuse(NULL, src, NULL, NULL) == 0);
+                msg = mfree(msg);
+                {
+                        FILE *log = open_memstream(&msg, &size);
+
+                        r = snapshot_take(&job, &clone_double_ops, NULL, log, NULL, name, &f);
+                        fclose(log);
+                }
+                CHECK(r == -EREMOTE);
+                CHECK(msg && strstr(msg, "is covered by a fuse mount (fuse.test on "));
+        }
+        {
+                /*
+                 * CHASE_NO_FUSE decides by the mount the walk reaches, not
+                 * by the path: the silent mount, or a path beneath it, is
+                 * refused (-EREMOTE) without a request to its server (a
+                 * request would hang until the alarm); another mount on
+                 * the way (tmpfs) is crossed.
+                 */
+                char net[300], below[320], tm[300];
+                _cleanup_close_ int a = -EBADF, b = -EBADF;
+                uint64_t id;
+
+                snprintf(net, sizeof(net), "%s/bob/net", src);
+                snprintf(below, sizeof(below), "%s/bob/net/deeper", src);
+                snprintf(tm, sizeof(tm), "%s/tm", src);
+                CHECK(chase_dir(AT_FDCWD, net, &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(AT_FDCWD, below, &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(AT_FDCWD, net, &(Chase) { .flags = CHASE_NO_FUSE | CHASE_SAFE }) == -EREMOTE);
+                CHECK(chase_dir(sfd, "bob/net", &(Chase) { .flags = CHASE_NO_FUSE }) == -EREMOTE);
+                CHECK(chase_dir(sfd, "bob/net", &(Chase) { .flags = CHASE_NO_FUSE | CHASE_NO_XDEV }) == -EXDEV);
+                CHECK(mkdir(tm, 0755) == 0 && mount("tmpfs", tm, "tmpfs", 0, "mode=0755") == 0);
+                snprintf(cmd, sizeof(cmd), "mkdir '%s/d'", tm);
+                CHECK(system(cmd) == 0);
+                snprintf(cmd, sizeof(cmd), "%s/d", tm);
+                a = chase_dir(AT_FDCWD, cmd, &(Chase) { .flags = CHASE_NO_FUSE });
+                CHECK(a >= 0);
+                b = chase_dir(AT_FDCWD, src, &(Chase) { .flags = CHASE_NO_FUSE });
+                CHECK(b >= 0 && fd_mount_id(b, &id) == 0);
+                CHECK(mount_id_is_fuse(NULL, id) == 0);
+                CHECK(umount2(tm, MNT_DETACH) == 0 && rmdir(tm) == 0);
+        }
+        {
+                /*
+                 * CHASE_SAFE with CHASE_NO_FUSE: in a sticky directory, the
+                 * owner of a silent FUSE mount on an entry is read without
+                 * asking its server (what the kernel holds of a root never
+                 * asked about says root: -EREMOTE then, at the crossing;
+                 * else hers: -EPERM), never waiting on it.
+                 */
+                char sticky[300], her[320];
+                _cleanup_close_ int m = -EBADF;
+
+                snprintf(sticky, sizeof(sticky), "%s/sticky", base);
+                snprintf(her, sizeof(her), "%s/sticky/her", base);
+                CHECK(mkdir(sticky, 0755) == 0 && chmod(sticky, 01777) == 0 && mkdir(her, 0755) == 0);
+                m = fuse_mount(her, true);
+                CHECK(m >= 0);
+                snprintf(cmd, sizeof(cmd), "%s/deeper", her);
+                r = chase_dir(AT_FDCWD, cmd, &(Chase) { .flags = CHASE_NO_FUSE | CHASE_SAFE });
+                CHECK(r == -EPERM || r == -EREMOTE);
+                CHECK(umount2(her, MNT_DETACH) == 0);
         }
         {
                 /* Removal: everything but the mounts, and the directories holding them. */

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -211,6 +213,54 @@ static void test_other_users(void) {
         CHECK(sh_ok("cd u/live && test \"$(stat -c %u:%a bob)\" = 1002:700 && grep -qx secret bob/private/secret"));
 }
 
+/*
+ * What an interrupted restore left: only root's 0700 directories named
+ * RESTORE_STAGE_PREFIX PID.N whose PID is gone and which no restore holds
+ * locked are removed; a look-alike of a user's, a symbolic link, another
+ * mode, a live PID's and a locked one stay.
+ */
+static void test_stale_stages(void) {
+        _cleanup_close_ int d = -EBADF, held = -EBADF;
+        char cmd[PATH_MAX];
+        pid_t dead;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "# stale stages: not root, skipped\n");
+                return;
+        }
+        dead = fork();
+        if (dead == 0)
+                _exit(0);
+        CHECK(dead > 0 && waitpid(dead, NULL, 0) == dead);
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -m 0755 stg && cd stg && mkdir -m 0700 .refsnap-restore-stage.%1$d.0 .refsnap-restore-stage.%1$d.2 "
+                 ".refsnap-restore-stage.%2$d.0 .refsnap-restore-stage.%1$d.3 .refsnap-restore-stage.%1$d.x target && "
+                 "mkdir -m 0755 .refsnap-restore-stage.%1$d.1 && mkdir -p .refsnap-restore-stage.%1$d.0/d/e && "
+                 "echo x > .refsnap-restore-stage.%1$d.0/d/e/f && echo keep > target/f && "
+                 "ln -s target .refsnap-restore-stage.%1$d.4 && chown 1001 .refsnap-restore-stage.%1$d.3",
+                 (int) dead, (int) getpid());
+        sh(cmd);
+        d = dir("stg");
+        snprintf(cmd, sizeof(cmd), "stg/.refsnap-restore-stage.%d.2", (int) dead);
+        held = dir(cmd);
+        CHECK(d >= 0 && held >= 0 && flock(held, LOCK_EX) == 0);
+        CHECK(restore_remove_stale_stages(d, stderr) == 1);
+        snprintf(cmd, sizeof(cmd),
+                 "cd stg && test ! -e .refsnap-restore-stage.%1$d.0 && test -d .refsnap-restore-stage.%1$d.1 && "
+                 "test -d .refsnap-restore-stage.%1$d.2 && test -d .refsnap-restore-stage.%2$d.0 && "
+                 "test -d .refsnap-restore-stage.%1$d.3 && test -d .refsnap-restore-stage.%1$d.x && "
+                 "test -L .refsnap-restore-stage.%1$d.4 && grep -qx keep target/f",
+                 (int) dead, (int) getpid());
+        CHECK(sh_ok(cmd));
+        /* Unlocked: gone too. */
+        held = safe_close(held);
+        CHECK(restore_remove_stale_stages(d, stderr) == 1);
+        /* In a directory others may write, nothing is: root never stages there. */
+        snprintf(cmd, sizeof(cmd), "chmod 0777 stg && mkdir -m 0700 stg/.refsnap-restore-stage.%d.5", (int) dead);
+        sh(cmd);
+        CHECK(restore_remove_stale_stages(d, stderr) == 0);
+}
+
 int main(void) {
         _cleanup_free_ char *norm = NULL;
         char *out = NULL;
@@ -332,6 +382,7 @@ int main(void) {
 
         test_excluded();
         test_other_users();
+        test_stale_stages();
 
         {
                 char cmd[PATH_MAX];

@@ -8,11 +8,14 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "copy-meta.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "prune.h"
 #include "snapshot.h"
@@ -133,6 +136,113 @@ int main(void) {
                 CHECK_STREQ(newest, name);
                 /* A directory with no snapshot in it. */
                 CHECK(store_newest(none, newest) == -ENOENT);
+        }
+
+        /* A guard of some paths only: those there, whole, with the directories above them. */
+        {
+                char *paths[] = { "a/b", "missing/x", "f3", NULL };
+                SnapshotPre pre = { .guard = true, .paths = paths };
+                _cleanup_close_ int s = -EBADF;
+                char gname[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
+                char **held = NULL;
+                struct stat st;
+
+                sh("chmod 0751 '%s/src/a'", base);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == 0);
+                CHECK(f.guard && f.guarded == 2 && f.files == 2);
+                snprintf(p, sizeof(p), "%s/%s/a/b/f2", store, gname);
+                CHECK(stat(p, &st) == 0 && st.st_size == 4);
+                snprintf(p, sizeof(p), "%s/%s/a", store, gname);
+                CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0751);
+                CHECK(exists(p, "b") && !exists(p, "f1"));
+                snprintf(p, sizeof(p), "%s/%s", store, gname);
+                CHECK(exists(p, "f3") && !exists(p, "missing"));
+                s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(store_read_guarded(s, gname, &held) == 1);
+                CHECK(held && held[0] && held[1] && !held[2]);
+                CHECK(held && strcmp(held[0], "a/b") == 0 && strcmp(held[1], "f3") == 0);
+                strv_free(held);
+                held = NULL;
+                CHECK(store_read_guarded(s, name, &held) == 0 && !held);
+                CHECK(store_read_facts(s, gname, &g) == 0 && g.guard && g.guarded == 2);
+                /* Said in its facts too, not only by the list beside them. */
+                snprintf(p, sizeof(p), "%s/.facts/%s", store, gname);
+                {
+                        _cleanup_fclose_ FILE *in = fopen(p, "re");
+                        char text[1024] = "";
+
+                        CHECK(in && fread(text, 1, sizeof(text) - 1, in) > 0);
+                        CHECK(strstr(text, "\npaths=1\n") != NULL);
+                }
+                sh("chmod 0755 '%s/src/a'", base);
+                /* Gone again: the cases below count on the names of this second. */
+                CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
+                CHECK(store_read_guarded(s, gname, &held) == 0 && !held);
+        }
+
+        /*
+         * A guard of the whole job excludes nothing: what a restore's
+         * --delete removes (the restored job's excludes, or another
+         * job's, are not the guard's) is always held.
+         */
+        {
+                char *ex[] = { "/f3", NULL };
+                SnapshotPre pre = { .guard = true };
+                _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                char gname[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
+
+                job.exclude = ex;
+                job.n_exclude = 1;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == 0);
+                CHECK(f.guard && f.excluded == 0 && f.files == 3);
+                snprintf(p, sizeof(p), "%s/%s", store, gname);
+                CHECK(exists(p, "f3") && exists(p, "a/b/f2"));
+                CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
+                job.exclude = NULL;
+                job.n_exclude = 0;
+        }
+
+        /*
+         * A guard holds each PATH that is there, or fails: only a PATH
+         * that is not there (ENOENT, ENOTDIR) is left out.  One reached
+         * through a symbolic link, one on another mount below the source
+         * and a mount point itself fail the guard (the restore then says
+         * --no-guard restores without one), and no guard is published.
+         */
+        {
+                char *absent[] = { "a/none", "f3/x", NULL }, *linked[] = { "lnk/f1", NULL };
+                char *below[] = { "mnt/x", NULL }, *point[] = { "mnt", NULL };
+                SnapshotPre pre = { .guard = true };
+                char gname[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
+                size_t before;
+
+                sh("ln -s a '%s/src/lnk'", base);
+                pre.paths = absent;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == 0);
+                CHECK(f.guard && f.guarded == 0);
+                {
+                        _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        CHECK(store_retire(s, gname) == 0 && store_remove_retired(s, NULL) == 0);
+                }
+                before = count_snapshots(store);
+                pre.paths = linked;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -ELOOP);
+                CHECK(count_snapshots(store) == before);
+                sh("rm '%s/src/lnk'", base);
+                snprintf(p, sizeof(p), "%s/mnt", src);
+                if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 && mkdir(p, 0755) == 0 &&
+                    mount("tmpfs", p, "tmpfs", 0, "mode=0755") == 0) {
+                        sh("mkdir '%s/src/mnt/x' && echo y > '%s/src/mnt/x/y'", base);
+                        pre.paths = below;
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -EXDEV);
+                        pre.paths = point;
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, gname, &f) == -EXDEV);
+                        CHECK(count_snapshots(store) == before);
+                        CHECK(umount2(p, MNT_DETACH) == 0 && rmdir(p) == 0);
+                } else
+                        SKIP("a mount below the source: no mount namespace of our own");
         }
 
         /* The same second again: a suffix. */
@@ -374,6 +484,45 @@ int main(void) {
                 free(out);
                 CHECK(exists(store2, "2026-12-03T08:20:00Z"));
                 CHECK(!exists(store2, "2026-12-02T07:00:00Z"));
+        }
+
+        /*
+         * A guard whose facts were lost (only its list of paths is left),
+         * or whose facts cannot be read, is never "latest" and never the
+         * newest whole snapshot; one with neither facts nor a list is a
+         * snapshot older than facts: whole.
+         */
+        {
+                char store3[PATH_MAX + 16], l[SNAPSHOT_NAME_MAX];
+                Job job3 = { .name = "job3", .source = src, .store = store3,
+                             .retention = { .hourly = 1 } };
+                _cleanup_close_ int s = -EBADF;
+                char *out = NULL;
+                size_t size = 0;
+                FILE *o;
+
+                snprintf(store3, sizeof(store3), "%s/.refsnap/job3", base);
+                sh("mkdir -p '%s/.refsnap/job3/.facts' && cd '%s/.refsnap/job3' && chmod 0700 . && "
+                   "mkdir 2026-12-02T07:00:00Z 2026-12-03T08:10:00Z 2026-12-03T08:20:00Z 2026-12-03T08:30:00Z && "
+                   "printf 'files=1\\n' > .facts/2026-12-03T08:10:00Z && "
+                   "echo '0 a/b' > .facts/2026-12-03T08:20:00Z.guarded && "
+                   "ln -s /nonexistent .facts/2026-12-03T08:30:00Z", base);
+                s = open(store3, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(store_latest(s, l) == 0);
+                CHECK_STREQ(l, "2026-12-03T08:10:00Z");
+                snapshot_name_time("2026-12-03T09:00:00Z", &t);
+                o = open_memstream(&out, &size);
+                r = snapshot_prune(&job3, t, true, o);
+                fclose(o);
+                /* The newest that is not a guard, and the one of unreadable facts is kept too. */
+                CHECK(out && strstr(out, "keep   2026-12-03T08:10:00Z  (newest,hourly)") &&
+                      strstr(out, "keep   2026-12-03T08:30:00Z  (facts-unreadable)") &&
+                      strstr(out, "remove 2026-12-03T08:20:00Z"));
+                free(out);
+                /* Without facts and without a list: older than facts, whole. */
+                sh("cd '%s/.refsnap/job3' && rm .facts/2026-12-03T08:10:00Z", base);
+                CHECK(store_latest(s, l) == 0);
+                CHECK_STREQ(l, "2026-12-03T08:10:00Z");
         }
 
         /*
