@@ -9,20 +9,13 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
-#if defined(__has_include)
-#  if __has_include(<linux/reflink.h>)
-#    include <linux/reflink.h>
-#  endif
-#endif
-
-#ifndef REFLINK_ATTR_NONE
-#  define REFLINK_ATTR_NONE     0x0
-#  define REFLINK_ATTR_OWNER    0x1
-#  define REFLINK_ATTR_SECURITY 0x2
-#  define REFLINK_ATTR_MODE     0x4
-#  define REFLINK_ATTR_ACL      0x8
-#  define REFLINK_ATTR_ALL      0xf
-#endif
+/*
+ * Our own copy of the series' uapi header (libreflink/linux/reflink.h, as
+ * systemd carries src/basic/linux/): the include path finds it before the
+ * installed kernel headers, which a stock kernel's do not have.  The test
+ * uapi-header checks it is identical to the one the series adds.
+ */
+#include <linux/reflink.h>
 
 /* The number in the installed uapi headers, else the one of our series. */
 #ifndef __NR_reflinkat
