@@ -3,7 +3,9 @@
 
 /*
  * reflinkat(2) and the reflink() library wrapper.  Like the C library's
- * own wrappers they return 0, or -1 with errno set.
+ * own wrappers they return 0, or -1 with errno set.  Where the kernel has
+ * no reflinkat(2), reflinkat() takes the stock path (reflinkat_stock():
+ * the same file from O_TMPFILE, FICLONE and linkat; see reflinkat.2).
  */
 
 #include <fcntl.h>
@@ -27,6 +29,27 @@ int reflinkat(int olddirfd, const char *oldpath,
               unsigned int preserve, unsigned int flags);
 
 int reflink(const char *oldpath, const char *newpath, unsigned int preserve);
+
+/* The system call itself, and the stock path; the same contract. */
+int reflinkat_syscall(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                      unsigned int preserve, unsigned int flags);
+int reflinkat_stock(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                    unsigned int preserve, unsigned int flags);
+
+typedef enum ReflinkPath {
+        REFLINK_PATH_SYSCALL,   /* reflinkat(2) */
+        REFLINK_PATH_STOCK,     /* O_TMPFILE, FICLONE, attributes, linkat */
+} ReflinkPath;
+
+/*
+ * The path reflinkat() takes in this process, decided once: the system
+ * call where the kernel has it, else the stock path.  The environment
+ * variable REFSNAP_REFLINK_PATH=stock or =syscall forces one (tests; a
+ * set-user-ID program ignores it).
+ */
+ReflinkPath reflink_path(void);
+/* "syscall" or "stock", as status and the journal say it. */
+const char *reflink_path_to_string(ReflinkPath p);
 
 /*
  * 1 if this kernel has reflinkat(2), 0 if not (ENOSYS, or another call at
