@@ -51,7 +51,7 @@ static int open_source(int dirfd, const char *path, unsigned flags) {
         int fd;
 
         if (path[0] == '\0' && (flags & AT_EMPTY_PATH))
-                p = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+                p = dirfd == AT_FDCWD ? open(".", O_PATH | O_CLOEXEC) : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
         else if (path[0] == '\0')
                 return -ENOENT;
         else
@@ -309,8 +309,9 @@ int reflinkat_stock(int olddirfd, const char *oldpath, int newdirfd, const char 
                 r = dir;
                 goto fail;
         }
-        /* Taken already: fail before any work, as the system call does. */
-        if (faccessat(dir, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+        /* Taken already: fail before any work, as the system call does
+         * (linkat() below is what decides, if the name appears meanwhile). */
+        if (fstatat(dir, base, &made, AT_SYMLINK_NOFOLLOW) == 0) {
                 r = -EEXIST;
                 goto fail;
         }

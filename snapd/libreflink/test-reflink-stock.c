@@ -56,6 +56,7 @@ static void refusals(int dir) {
         CHECK(stock(dir, "src", "dangling", 0, 0) == -EEXIST);
         CHECK(stock(dir, "src", ".", 0, 0) == -EEXIST);
         CHECK(stock(dir, "src", "x/", 0, 0) == -ENOENT);
+        CHECK(reflinkat_stock(AT_FDCWD, "", dir, "x", 0, AT_EMPTY_PATH) < 0 && errno == EPERM);  /* the cwd: a directory */
         CHECK(stock(dir, "src", "nodir/x", 0, 0) == -ENOENT);
         CHECK(faccessat(dir, "x", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
 }
