@@ -347,10 +347,6 @@ static int guard_scope(int store, const char *name, char ***rels, size_t *n) {
 static int prepare_restore(const Job *job, int store) {
         int r;
 
-        if (reflink_supported() <= 0) {
-                fprintf(stderr, "refsnapctl: this kernel has no reflinkat(2); restore never copies\n");
-                return EXIT_FAILED;
-        }
         r = store_lock(store, false);
         if (r == -EBUSY) {
                 fprintf(stderr, "refsnapctl: %s: waiting for the running snapshot to end\n", job->name);

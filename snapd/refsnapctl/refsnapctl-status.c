@@ -17,15 +17,18 @@ typedef struct JobStatus {
         int running;
 } JobStatus;
 
-static void print_header(const char *version, const char *state) {
+static void print_header(const char *version, const char *state, const char *reflink) {
         if (arg_json) {
                 printf("{\"daemon\":");
                 json_string(stdout, state);
                 printf(",\"version\":");
                 json_string(stdout, version);
+                printf(",\"reflink\":");
+                json_string(stdout, reflink);
                 printf(",\"jobs\":[");
         } else {
                 printf("refsnapd %s: %s\n", version, state);
+                printf("reflink path: %s\n", reflink);
                 printf("%-16s %-21s %-21s %s\n", "JOB", "LAST", "NEXT", "RESULT");
         }
 }
@@ -75,6 +78,7 @@ int verb_status(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *jobs = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *reflink = NULL;
         const char *version, *state, *status;
         int r;
 
@@ -87,9 +91,12 @@ int verb_status(int argc, char *argv[]) {
         r = sd_bus_message_read(reply, "sss", &version, &state, &status);
         if (r >= 0)
                 r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListJobs", &e, &jobs, "");
+        if (r >= 0)
+                r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ReflinkPath", &e,
+                                               &reflink);
         if (r < 0)
                 return bus_exit(&e, r);
-        print_header(version, state);
+        print_header(version, state, reflink);
         r = print_jobs(jobs);
         if (arg_json)
                 printf("]}\n");

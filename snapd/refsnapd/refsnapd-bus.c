@@ -13,6 +13,7 @@
 
 #include "bus-names.h"
 #include "macro.h"
+#include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
 #include "store.h"
@@ -260,8 +261,15 @@ static int method_get_status(sd_bus_message *msg, void *userdata, sd_bus_error *
                                           m->status ? m->status : "");
 }
 
+static int property_get_reflink_path(sd_bus *bus, const char *path, const char *interface,
+                                     const char *property, sd_bus_message *reply, void *userdata,
+                                     sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", reflink_path_to_string(reflink_path()));
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("ReflinkPath", "s", property_get_reflink_path, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_METHOD_WITH_ARGS("GetStatus", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("s", version, "s", state, "s", status),
                                 method_get_status, 0),

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "exit-status.h"
 #include "log.h"
+#include "reflink.h"
 #include "refsnapd-bus.h"
 #include "refsnapd-manager.h"
 #include "refsnapd-worker.h"
@@ -120,6 +121,10 @@ static int run(void) {
         int r;
 
         r = manager_init(&m);
+        if (r >= 0)
+                log_info("reflink path: %s", reflink_path() == REFLINK_PATH_STOCK ?
+                         "stock (no reflinkat(2) in this kernel: O_TMPFILE, FICLONE, linkat)" :
+                         "syscall (reflinkat(2))");
         if (r >= 0) {
                 r = bus_new(&m, &bus);
                 if (r < 0)

@@ -66,7 +66,9 @@ ok test "$(rc "$ctl" snapshot bt)" = 3
 ok test "$(rc "$ctl" snapshot bt --if-changed)" = 3
 ok test "$(rc "$ctl" snapshot --if-changed)" = 2
 
-"$daemon" "${c[@]}" > "$t/daemon.log" 2>&1 &
+# The stock path forced (as on a kernel without reflinkat(2)): status,
+# the ReflinkPath property and the journal say so.
+REFSNAP_REFLINK_PATH=stock "$daemon" "${c[@]}" > "$t/daemon.log" 2>&1 &
 d_pid=$!
 for i in $(seq 100); do "$ctl" status 2>/dev/null | grep -q '^bt .*failed$' && break; sleep 0.1; done
 ok sh -c "busctl --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
@@ -77,10 +79,14 @@ ok grep -q '^\.SnapshotIfChanged  *method  *s  *bs ' <<<"$intro"
 out=$("$ctl" status)
 ok test $? = 0
 ok grep -q '^refsnapd .*: running$' <<<"$out"
-# The first snapshot of a new job starts at once; here it fails (no reflinkat).
+ok grep -qx 'reflink path: stock' <<<"$out"
+ok test "$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" get-property org.refsnap1 /org/refsnap1 org.refsnap1.Manager ReflinkPath)" = 's "stock"'
+ok grep -q 'reflink path: stock (no reflinkat(2) in this kernel' "$t/daemon.log"
+# The first snapshot of a new job starts at once; here it fails (the
+# host's filesystem shares no extents, or the host has no reflinkat).
 ok grep -q '^bt  *-  *20[-0-9T:]*Z  *failed$' <<<"$out"
 json=$("$ctl" --json status)
-ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["job"]=="bt" and d["jobs"][0]["result"]=="failed"' "$json"
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["job"]=="bt" and d["jobs"][0]["result"]=="failed" and d["reflink"]=="stock"' "$json"
 ok test "$(rc "$ctl" snapshot bt)" = 1
 ok grep -q 'Snapshot of bt failed' "$t/calls.log"
 ok test "$(rc "$ctl" snapshot nope)" = 4

@@ -27,13 +27,19 @@ static usec_t now_monotonic(void) {
 
 /* In the child: a process as the hook should find it, then the hook. */
 _noreturn_ static void hook_exec(const char *path, const char *arg, char *const env[]) {
-        static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2 };
         sigset_t none;
         int null;
 
         (void) setpgid(0, 0);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                signal(sigs[i], SIG_DFL);
+        /*
+         * Every disposition back to the default, an ignored one included
+         * (an ignored signal stays ignored across execve): glibc refuses
+         * its own two (32, 33), which no program can use, as systemd's
+         * reset_all_signal_handlers() leaves them.
+         */
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &(const struct sigaction) { .sa_handler = SIG_DFL }, NULL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         umask(0022);

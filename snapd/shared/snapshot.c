@@ -423,10 +423,6 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         };
         int r;
 
-        if (!ops && reflink_supported() <= 0) {
-                fprintf(log, "this kernel has no reflinkat(2): nothing is copied instead\n");
-                return -ENOSYS;
-        }
         r = take_open(&t);
         if (r >= 0)
                 r = take_lock(&t, cancel);

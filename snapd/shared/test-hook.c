@@ -87,7 +87,12 @@ int main(void) {
         p = script("env", "env > \"$OUT/env.txt\"; umask > \"$OUT/umask.txt\"; echo \"$1\" > \"$OUT/arg.txt\"\n"
                    "ls /proc/self/fd > \"$OUT/fds.txt\"; grep SigIgn /proc/self/status > \"$OUT/sig.txt\"\n"
                    "ps -o pgid= -p $$ | tr -d ' ' > \"$OUT/pgid.txt\"; echo $$ > \"$OUT/pid.txt\"; exit 7");
+        /* Signals the daemon ignores, which the hook must not inherit ignored. */
+        signal(SIGWINCH, SIG_IGN);
+        signal(SIGRTMIN + 3, SIG_IGN);
         CHECK(hook_run(p, "myjob", env, 10 * USEC_PER_SEC, NULL) == 7);
+        signal(SIGWINCH, SIG_DFL);
+        signal(SIGRTMIN + 3, SIG_DFL);
         out = slurp("env.txt");
         CHECK(out && strstr(out, "REFSNAP_RESULT=partial\n"));
         CHECK(out && !strstr(out, "NOTIFY_SOCKET"));
@@ -100,7 +105,11 @@ int main(void) {
         /* 0, 1, 2 and the one ls opened to list them. */
         CHECK(out && strcmp(out, "0\n1\n2\n3\n") == 0);
         out = slurp("sig.txt");
-        CHECK(out && strcmp(out, "SigIgn:\t0000000000000000\n") == 0);
+        /* Nothing ignored but glibc's own 32 and 33 (bits 31 and 32), either
+         * or both of which a parent such as make(1) may leave ignored, and
+         * which no program can change or use. */
+        CHECK(out && strncmp(out, "SigIgn:\t", 8) == 0 &&
+              (strtoull(out + 8, NULL, 16) & ~UINT64_C(0x180000000)) == 0);
         {
                 char pid[32] = "";
 

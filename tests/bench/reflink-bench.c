@@ -5,8 +5,12 @@
  *   reflinkat   one reflinkat(REFLINK_ATTR_ALL) per file;
  *   userspace   what a tool must do today for the same result (as
  *               cp -a --reflink=always): open, create, FICLONE, fchown,
- *               fchmod, ACL and xattr copy, futimens, close.
- * Prints both times and the ratio userspace/reflinkat.
+ *               fchmod, ACL and xattr copy, futimens, close;
+ *   stock       libreflink's stock-kernel path (reflinkat_stock(): the same
+ *               file from O_TMPFILE, FICLONE, attributes and linkat), what
+ *               refsnap does on a kernel without reflinkat(2).
+ * Prints the three times, the ratio userspace/reflinkat ("ratio") and the
+ * ratio stock/reflinkat ("stock-ratio").
  *
  * The source files belong to uid and gid 1000, so that keeping the owner
  * changes it; REFLINK_BENCH_OWNER=ID gives them another (0: the caller's
@@ -135,8 +139,8 @@ static int reflink_all(int src, int dst, int n, int jobs) {
 
 int main(int argc, char *argv[]) {
         int n = argc > 2 ? atoi(argv[2]) : 10000;
-        _cleanup_close_ int base = -EBADF, src = -EBADF, a = -EBADF, b = -EBADF;
-        double t0, t_reflinkat, t_user;
+        _cleanup_close_ int base = -EBADF, src = -EBADF, a = -EBADF, b = -EBADF, c = -EBADF;
+        double t0, t_reflinkat, t_user, t_stock;
         const char *owner_env = getenv("REFLINK_BENCH_OWNER");
         const char *jobs_env = getenv("REFLINK_BENCH_JOBS");
         int owner = owner_env ? atoi(owner_env) : 1000;
@@ -150,13 +154,14 @@ int main(int argc, char *argv[]) {
         }
         base = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (base < 0 || mkdirat(base, "src", 0755) < 0 || mkdirat(base, "a", 0755) < 0 ||
-            mkdirat(base, "b", 0755) < 0) {
+            mkdirat(base, "b", 0755) < 0 || mkdirat(base, "c", 0755) < 0) {
                 perror(argv[1]);
                 return 1;
         }
         src = openat(base, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         a = openat(base, "a", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         b = openat(base, "b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        c = openat(base, "c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         for (int i = 0; i < n; i++) {
                 int fd;
 
@@ -190,8 +195,20 @@ int main(int argc, char *argv[]) {
                 }
         }
         t_user = now() - t0;
+        sync();
+
+        t0 = now();
+        for (int i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "f%d", i);
+                if (reflinkat_stock(src, name, c, name, REFLINK_ATTR_ALL, 0) < 0) {
+                        fprintf(stderr, "stock path: %s\n", strerror(errno));
+                        return 1;
+                }
+        }
+        t_stock = now() - t0;
 
         printf("owner %d\njobs %d\nfiles %d\nreflinkat %.3f s\nuserspace %.3f s\nratio %.2f\n", owner, jobs, n,
                t_reflinkat, t_user, t_user / t_reflinkat);
+        printf("stock %.3f s\nstock-ratio %.2f\n", t_stock, t_stock / t_reflinkat);
         return 0;
 }
