@@ -251,7 +251,12 @@ static int fan_group(bool bounded) {
         unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
         int fd = -1;
 
-        /* Unlimited where permitted: read in batches, never lost to a burst. */
+        /*
+         * Bounded (the default): fs.fanotify.max_queued_events, then one
+         * overflow event.  Unlimited only when asked for: its events are
+         * allocated __GFP_NOFAIL, so that no cgroup limit bounds what a
+         * user's flood makes the kernel keep for the daemon.
+         */
         if (!bounded)
                 fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
         if (bounded || (fd < 0 && errno == EPERM))

@@ -65,9 +65,10 @@ typedef struct WatchCallbacks {
 
 /*
  * bounded: each group's queue holds what the kernel's
- * fs.fanotify.max_queued_events allows, and overflows past it (every job on
- * that filesystem then counts as changed); otherwise the queue is
- * unlimited, its memory charged to the daemon's cgroup.
+ * fs.fanotify.max_queued_events allows (read when the group is made), and
+ * overflows past it (every job on that filesystem then counts as changed);
+ * otherwise the queue is unlimited, its memory charged to the daemon's
+ * cgroup but allocated __GFP_NOFAIL, so that no cgroup limit bounds it.
  */
 int watch_new(bool bounded, Watch **ret);
 bool watch_is_bounded(const Watch *w);
