@@ -443,20 +443,24 @@ static void on_watch_unknown(const WatchFs *fs, const char *why, bool lost, void
                         job_mark_changed(m->jobs[i], lost ? LOG_NOTICE : LOG_DEBUG, why);
 }
 
-static void on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
+static unsigned on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
         Manager *m = userdata;
         bool few[64] = {}, *hits = m->n_jobs <= ELEMENTSOF(few) ? few : calloc(m->n_jobs, sizeof(bool));
         const char *why = "a change that cannot be attributed";
+        bool asked = hits && m->attribution && attribution_n_sources(m->attribution) == m->n_jobs;
+        unsigned walked = 1;
 
-        if (!hits || !m->attribution || attribution_n_sources(m->attribution) != m->n_jobs ||
-            attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
+        if (!asked || attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
                 on_watch_unknown(fs, why, false, m);
         else
                 for (size_t i = 0; i < m->n_jobs; i++)
                         if (hits[i])
                                 job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+        if (asked)
+                walked = attribution_walked(m->attribution);
         if (hits != few)
                 free(hits);
+        return walked;
 }
 
 static const WatchCallbacks watch_callbacks = {
