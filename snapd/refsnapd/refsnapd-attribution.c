@@ -30,6 +30,7 @@ struct Attribution {
         AttrSlot *cache;        /* NULL: no cache */
         unsigned gen;           /* a slot of another generation is empty */
         AttrStep *steps;        /* max_depth + 1 of them */
+        unsigned walked;        /* directories the last attribution_find() looked at */
 };
 
 int attribution_new(unsigned max_depth, Attribution **ret) {
@@ -91,6 +92,10 @@ size_t attribution_n_sources(const Attribution *a) {
         return a->n_sources;
 }
 
+unsigned attribution_walked(const Attribution *a) {
+        return a->walked;
+}
+
 static size_t attr_slot(FileId id) {
         return (size_t) ((id.ino * 0x9e3779b97f4a7c15ULL) ^ id.dev) % ATTR_CACHE_SIZE;
 }
@@ -109,6 +114,7 @@ AttributionVerdict attribution_find(Attribution *a, int dir_fd, const char *name
         size_t n_steps = 0;
         struct stat st;
 
+        a->walked = 0;
         if (fstat(dir_fd, &st) < 0)
                 return unknown(ret_why, "a changed directory that cannot be examined");
         if (!S_ISDIR(st.st_mode)) {
@@ -132,6 +138,7 @@ AttributionVerdict attribution_find(Attribution *a, int dir_fd, const char *name
                 struct stat up;
                 int next;
 
+                a->walked = depth + 1;
                 if (cacheable) {
                         const AttrSlot *slot = &a->cache[attr_slot(id)];
 

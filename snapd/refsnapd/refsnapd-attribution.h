@@ -57,3 +57,9 @@ void attribution_forget(Attribution *a);
  */
 AttributionVerdict attribution_find(Attribution *a, int dir_fd, const char *name, bool *hits,
                                     const char **ret_why);
+
+/*
+ * How many directories the last attribution_find() looked at (0 to
+ * max_depth + 1): its cost, which the caller bounds under a flood.
+ */
+unsigned attribution_walked(const Attribution *a);

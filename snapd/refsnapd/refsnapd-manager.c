@@ -444,32 +444,52 @@ static void on_watch_moved(const WatchFs *fs, void *userdata) {
                 attribution_forget(m->attribution);
 }
 
+/* Lost events are said at most this often, whether or not they change a job that was not changed yet. */
+#define LOST_SAY_INTERVAL (10 * USEC_PER_SEC)
+
 static void on_watch_unknown(const WatchFs *fs, const char *why, bool lost, void *userdata) {
         Manager *m = userdata;
+        usec_t now;
 
         /* Lost events may have moved directories: nothing cached can be trusted. */
         if (lost && m->attribution)
                 attribution_forget(m->attribution);
+        /* Said even when every job there is changed already (the first of a flood's events marks them). */
+        if (lost && sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0 &&
+            (m->lost_said == 0 || now >= m->lost_said + LOST_SAY_INTERVAL)) {
+                const char *job = NULL;
+
+                for (size_t i = 0; i < m->n_jobs && !job; i++)
+                        if (m->jobs[i]->fs == fs && m->jobs[i]->job)
+                                job = m->jobs[i]->name;
+                log_notice("changes lost: %s, on the filesystem of %s: its jobs count as changed", why,
+                           job ? job : "no job");
+                m->lost_said = now;
+        }
         /* Lost events are worth a line: a snapshot is taken for them. */
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->fs == fs)
                         job_mark_changed(m->jobs[i], lost ? LOG_NOTICE : LOG_DEBUG, why);
 }
 
-static void on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
+static unsigned on_watch_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
         Manager *m = userdata;
         bool few[64] = {}, *hits = m->n_jobs <= ELEMENTSOF(few) ? few : calloc(m->n_jobs, sizeof(bool));
         const char *why = "a change that cannot be attributed";
+        bool asked = hits && m->attribution && attribution_n_sources(m->attribution) == m->n_jobs;
+        unsigned walked = 1;
 
-        if (!hits || !m->attribution || attribution_n_sources(m->attribution) != m->n_jobs ||
-            attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
+        if (!asked || attribution_find(m->attribution, dir_fd, name, hits, &why) != ATTRIBUTION_JOBS)
                 on_watch_unknown(fs, why, false, m);
         else
                 for (size_t i = 0; i < m->n_jobs; i++)
                         if (hits[i])
                                 job_mark_changed(m->jobs[i], LOG_DEBUG, "a change under its source");
+        if (asked)
+                walked = attribution_walked(m->attribution);
         if (hits != few)
                 free(hits);
+        return walked;
 }
 
 static const WatchCallbacks watch_callbacks = {

@@ -62,6 +62,8 @@ struct Manager {
         /* Children reaped since the queues were last read to their end. */
         pid_t exited[16];
         size_t n_exited;
+        /* When lost events (an overflow) were last said, CLOCK_MONOTONIC. */
+        usec_t lost_said;
         bool stopping;
 };
 

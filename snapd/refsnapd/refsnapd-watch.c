@@ -43,6 +43,12 @@ static usec_t now_monotonic(void) {
  * flood costs a read per 8 KiB, not a decode and a walk per event).
  */
 #define WATCH_BACKLOG_MAX 10000
+/*
+ * Directories looked at to attribute them, likewise: a change deep in a
+ * tree whose cache was just forgotten costs a walk of up to 1,024, and a
+ * flood of those must not cost 10,000 such walks.
+ */
+#define WATCH_WALK_MAX 100000
 
 struct WatchFs {
         dev_t dev;              /* the superblock's (mountinfo), the same through every mount */
@@ -51,6 +57,7 @@ struct WatchFs {
         bool btrfs;
         bool top;               /* root_fd was the filesystem's root when last found */
         unsigned backlog;       /* events decoded since its queue was last empty */
+        unsigned walked;        /* directories looked at to attribute them, likewise */
         /*
          * What handles are decoded against: found at each batch of events
          * and closed after it, so that nothing keeps the filesystem busy
@@ -251,7 +258,12 @@ static int fan_group(bool bounded) {
         unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
         int fd = -1;
 
-        /* Unlimited where permitted: read in batches, never lost to a burst. */
+        /*
+         * Bounded (the default): fs.fanotify.max_queued_events, then one
+         * overflow event.  Unlimited only when asked for: its events are
+         * allocated __GFP_NOFAIL, so that no cgroup limit bounds what a
+         * user's flood makes the kernel keep for the daemon.
+         */
         if (!bounded)
                 fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
         if (bounded || (fd < 0 && errno == EPERM))
@@ -403,8 +415,12 @@ void watch_retain(Watch *w, WatchFs *const *keep, size_t n) {
         w->n_fs = k;
 }
 
-/* One event's directory and entry name, decoded against fs's root, to the callbacks. */
-static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCallbacks *cb, void *userdata) {
+/*
+ * One event's directory and entry name, decoded against fs's root, to the
+ * callbacks.  Returns the directories changed() looked at (1 when it was
+ * not called).
+ */
+static unsigned handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCallbacks *cb, void *userdata) {
         struct fanotify_event_info_fid fid;
         union {
                 struct file_handle fh;
@@ -413,10 +429,11 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCa
         _cleanup_close_ int fd = -EBADF;
         size_t info = sizeof(struct fanotify_event_metadata), at, end;
         char name[NAME_MAX + 1] = "";
+        unsigned walked;
 
         if (len < info + sizeof(fid) + sizeof(struct file_handle)) {
                 cb->unknown(fs, "an event without a directory handle", false, userdata);
-                return;
+                return 1;
         }
         memcpy(&fid, rec + info, sizeof(fid));
         memcpy(&h.fh, rec + info + sizeof(fid), sizeof(struct file_handle));
@@ -426,7 +443,7 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCa
              fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID) ||
             h.fh.handle_bytes > MAX_HANDLE_SZ || at > len || end > len || end < at) {
                 cb->unknown(fs, "an event that does not parse", false, userdata);
-                return;
+                return 1;
         }
         memcpy(h.fh.f_handle, rec + info + sizeof(fid) + sizeof(struct file_handle), h.fh.handle_bytes);
         if (fid.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
@@ -434,7 +451,7 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCa
 
                 if (n == end - at || n > NAME_MAX) {
                         cb->unknown(fs, "an event whose name does not parse", false, userdata);
-                        return;
+                        return 1;
                 }
                 memcpy(name, rec + at, n + 1);
         }
@@ -443,9 +460,10 @@ static void handle_event(WatchFs *fs, const char *rec, size_t len, const WatchCa
                 /* Removed since (ESTALE), or not reachable from this root. */
                 cb->unknown(fs, errno == ESTALE ? "a directory removed since" : "a handle that does not decode", false,
                             userdata);
-                return;
+                return 1;
         }
-        cb->changed(fs, fd, name[0] ? name : NULL, userdata);
+        walked = cb->changed(fs, fd, name[0] ? name : NULL, userdata);
+        return MAX(walked, 1u);
 }
 
 /*
@@ -468,7 +486,7 @@ static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, co
                         int r = -errno;         /* before the callback, which logs */
 
                         if (r == -EAGAIN) {
-                                fs->backlog = 0;
+                                fs->backlog = fs->walked = 0;
                                 return 1;
                         }
                         if (r == -EINTR)
@@ -492,12 +510,16 @@ static int process_fs_batch(WatchFs *fs, unsigned max_reads, usec_t deadline, co
                         else if (!cb->own(m.pid, userdata) && cb->wanted(fs, userdata)) {
                                 if (++fs->backlog > WATCH_BACKLOG_MAX) {
                                         cb->unknown(fs, "a backlog of more than 10000 changes", true, userdata);
-                                        fs->backlog = 0;
+                                        fs->backlog = fs->walked = 0;
                                 } else if (fs_open_root(fs) < 0)
                                         cb->unknown(fs, "a change on a filesystem no longer reached through its job's source",
                                                     false, userdata);
-                                else
-                                        handle_event(fs, buf + off, m.event_len, cb, userdata);
+                                else if ((fs->walked += handle_event(fs, buf + off, m.event_len, cb, userdata)) >
+                                         WATCH_WALK_MAX) {
+                                        cb->unknown(fs, "more than 100000 directories walked to attribute queued changes",
+                                                    true, userdata);
+                                        fs->backlog = fs->walked = 0;
+                                }
                         }
                         off += m.event_len;
                 }

@@ -52,9 +52,13 @@ typedef struct WatchCallbacks {
         /*
          * The entry name (NULL: the directory itself) of the directory
          * dir_fd (O_PATH) changed.  dir_fd is the changed file itself when
-         * the kernel had no directory for it.
+         * the kernel had no directory for it.  Returns how many directories
+         * telling whose change it was took (1 or more): past 100,000
+         * of them since the queue was last empty, the filesystem's jobs
+         * count as changed and the rest is read undecoded, as past 10,000
+         * decoded events.
          */
-        void (*changed)(const WatchFs *fs, int dir_fd, const char *name, void *userdata);
+        unsigned (*changed)(const WatchFs *fs, int dir_fd, const char *name, void *userdata);
         /*
          * Something on fs changed that cannot be attributed (a handle that does
          * not decode); lost: events themselves were lost (an overflow, a read
@@ -65,9 +69,10 @@ typedef struct WatchCallbacks {
 
 /*
  * bounded: each group's queue holds what the kernel's
- * fs.fanotify.max_queued_events allows, and overflows past it (every job on
- * that filesystem then counts as changed); otherwise the queue is
- * unlimited, its memory charged to the daemon's cgroup.
+ * fs.fanotify.max_queued_events allows (read when the group is made), and
+ * overflows past it (every job on that filesystem then counts as changed);
+ * otherwise the queue is unlimited, its memory charged to the daemon's
+ * cgroup but allocated __GFP_NOFAIL, so that no cgroup limit bounds it.
  */
 int watch_new(bool bounded, Watch **ret);
 bool watch_is_bounded(const Watch *w);

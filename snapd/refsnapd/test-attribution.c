@@ -135,9 +135,14 @@ int main(void) {
          * met within the limit whose answer is cached gives it, though.
          */
         CHECK(find(a, deep, "new") == ATTRIBUTION_JOBS && only(true, false, false, false));
+        /* Its answer cached now: one directory looked at. */
+        CHECK(find(a, deep, "new") == ATTRIBUTION_JOBS && only(true, false, false, false));
+        CHECK(attribution_walked(a) == 1);
         attribution_forget(a);
         CHECK(find(a, deep, "new") == ATTRIBUTION_UNKNOWN);
         CHECK_STREQ(why, "a change deeper than the attribution's walk limit");
+        printf("# the walk past the limit looked at %u directories\n", attribution_walked(a));
+        CHECK(attribution_walked(a) > 2);       /* the whole limit's worth: its cost, told */
         deep[strlen(deep) - 2] = '\0';
         CHECK(find(a, deep, "new") == ATTRIBUTION_JOBS && only(true, false, false, false));
         attribution_forget(a);

@@ -4,8 +4,9 @@
  * nothing else on the host makes events on it (skipped where that cannot
  * be had, or where fanotify marks no tmpfs, before Linux 6.7): what reaches the
  * callbacks, that a directory move is told whoever made it and whether or
- * not it is decoded, the drain and its backlog, and that nothing on the
- * watched filesystem is held open between batches.
+ * not it is decoded, the drain and its backlog, that nothing on the
+ * watched filesystem is held open between batches, and that a bounded
+ * queue overflows into one "lost" unknown.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "refsnapd-watch.h"
 #include "rm-rf.h"
@@ -27,8 +29,8 @@ static char top[PATH_MAX];
 
 typedef struct Seen {
         bool own_all, wanted;
-        unsigned changed, moved, unknown, lost;
-        char name[NAME_MAX + 1];
+        unsigned changed, moved, unknown, lost, cost;
+        char name[NAME_MAX + 1], why[128];
         ino_t dir_ino;
 } Seen;
 
@@ -44,13 +46,14 @@ static void on_moved(const WatchFs *fs, void *userdata) {
         ((Seen *) userdata)->moved++;
 }
 
-static void on_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
+static unsigned on_changed(const WatchFs *fs, int dir_fd, const char *name, void *userdata) {
         Seen *s = userdata;
         struct stat st;
 
         s->changed++;
         snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
         s->dir_ino = fstat(dir_fd, &st) == 0 ? st.st_ino : 0;
+        return s->cost;         /* 0: taken as 1 */
 }
 
 static void on_unknown(const WatchFs *fs, const char *why, bool lost, void *userdata) {
@@ -58,6 +61,7 @@ static void on_unknown(const WatchFs *fs, const char *why, bool lost, void *user
 
         s->unknown++;
         s->lost += lost;
+        snprintf(s->why, sizeof(s->why), "%s", why);
         /* As the manager: every job on it changed, nothing more is wanted. */
         if (lost)
                 s->wanted = false;
@@ -208,6 +212,59 @@ int main(void) {
         CHECK(watch_drain(w, 60 * USEC_PER_SEC, true, &cb, &s) == 0);
         printf("# %u decoded, %u unknown (%u lost)\n", s.changed, s.unknown, s.lost);
         CHECK(s.lost == 1 && s.changed == 10000);
+
+        /*
+         * Past 100,000 directories walked to attribute what was queued at
+         * once (changes deep in a tree whose cache was just forgotten, a
+         * walk of up to 1,024 each): unknown once, after the third of
+         * these 40,000-directory walks, the rest left undecoded.
+         */
+        for (int i = 0; i < 5; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "many/k%d", i);
+                touch(name);
+        }
+        reset(&s, false, true);
+        s.cost = 40000;
+        CHECK(watch_drain(w, 60 * USEC_PER_SEC, true, &cb, &s) == 0);
+        CHECK(s.lost == 1 && s.changed == 3);
+        CHECK_STREQ(s.why, "more than 100000 directories walked to attribute queued changes");
+        w = watch_free(w);
+
+        /*
+         * A bounded queue (the default): past fs.fanotify.max_queued_events
+         * (a distinct name each, so that no event merges with another) the
+         * kernel drops events, and the overflow is one unknown, lost.
+         */
+        CHECK(watch_new(true, &w) == 0 && watch_is_bounded(w));
+        dir = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dir >= 0 && w && watch_add(w, dir, top, &fs) == 0);
+        dir = safe_close(dir);
+        {
+                _cleanup_fclose_ FILE *f = fopen("/proc/sys/fs/fanotify/max_queued_events", "re");
+                unsigned max = 0;
+
+                if (!f || fscanf(f, "%u", &max) != 1 || max > 200000)
+                        SKIP("fs.fanotify.max_queued_events unreadable or above 200000");
+                else {
+                        for (unsigned i = 0; i < max + 100; i++) {
+                                char name[32];
+
+                                snprintf(name, sizeof(name), "many/h%u", i);
+                                touch(name);
+                                if (unlink(at(name)) < 0)
+                                        perror(at(name));
+                        }
+                        /* Nothing wanted (as when every job there is changed already): the overflow is told anyway. */
+                        reset(&s, false, false);
+                        CHECK(watch_drain(w, 60 * USEC_PER_SEC, true, &cb, &s) == 0);
+                        printf("# bounded to %u: %u decoded, %u unknown (%u lost): %s\n", max, s.changed,
+                               s.unknown, s.lost, s.why);
+                        CHECK(s.lost == 1 && s.changed == 0);
+                        CHECK_STREQ(s.why, "the change queue overflowed");
+                }
+        }
 
 done:
         watch_free(w);

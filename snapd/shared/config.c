@@ -400,6 +400,8 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
         if (!c)
                 return -ENOMEM;
         c->log_level = LOG_INFO;
+        /* A queue a user can grow without bound costs the kernel memory no cgroup limit stops. */
+        c->watch_queue_bounded = true;
         p.config = c;
         p.errors = open_memstream(&buf, &size);
         if (!p.errors)

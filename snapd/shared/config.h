@@ -45,7 +45,7 @@ typedef struct Job {
 
 typedef struct Config {
         int log_level;          /* LOG_ERR .. LOG_DEBUG */
-        bool watch_queue_bounded;       /* watch_queue = bounded: the kernel's limit, overflows possible */
+        bool watch_queue_bounded;       /* watch_queue = bounded (default): the kernel's limit, overflows possible */
         Job **jobs;
         size_t n_jobs;
 } Config;

@@ -72,7 +72,7 @@ int main(void) {
 
         /* Every key. */
         e = load("; a comment\n"
-                 "[daemon]\nlog_level = debug\nwatch_queue = bounded\n\n"
+                 "[daemon]\nlog_level = debug\nwatch_queue = unlimited\n\n"
                  "[home]\n"
                  "source = /srv/data/home\n"
                  "store = /srv/data/.refsnap/home\n"
@@ -93,7 +93,7 @@ int main(void) {
                 const Job *j = config_find_job(c, "home");
 
                 CHECK(c->log_level == LOG_DEBUG);
-                CHECK(c->watch_queue_bounded);
+                CHECK(!c->watch_queue_bounded);
                 CHECK(j != NULL);
                 CHECK_STREQ(j->source, "/srv/data/home");
                 CHECK_STREQ(j->store, "/srv/data/.refsnap/home");
@@ -123,7 +123,7 @@ int main(void) {
         free(e);
         if (c) {
                 CHECK(c->log_level == LOG_INFO);
-                CHECK(!c->watch_queue_bounded);
+                CHECK(c->watch_queue_bounded);
                 CHECK(!c->jobs[0]->on_change);
                 CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
                 CHECK(c->jobs[0]->retention.keep_guard == 7 * 24 * USEC_PER_HOUR);
