@@ -13,6 +13,9 @@ top=$(cd "$here/.." && pwd)
 . "$here/lib/guests.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The runner's own skip list, not the project's (whose reflinkat lines the
+# stand-in's reflinkat suite, which skips nothing, would make stale).
+: > "$tmp/expected-skips"; export REFSNAP_EXPECTED_SKIPS=$tmp/expected-skips
 . "$here/unit/tap.sh"
 show() { sed 's/^/#   /' "$1"; }
 table=$top/tests/vm/timeouts
