@@ -192,7 +192,7 @@ int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, c
         return 0;
 }
 
-int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
+int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, char **ret_tail) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t size = 0;
@@ -202,15 +202,29 @@ int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
                 return -errno;
         while (getline(&line, &size, f) > 0) {
                 unsigned long long mid;
-                char type[256];
-                const char *sep;
+                char *sep;
 
                 if (sscanf(line, "%llu ", &mid) != 1 || mid != id)
                         continue;
                 sep = strstr(line, " - ");
-                if (!sep || sscanf(sep + 3, "%255s", type) != 1)
+                if (!sep)
                         return -EINVAL;
-                return fstype_is_fuse(type);
+                *ret_tail = sep + 3;
+                *ret_line = TAKE_PTR(line);
+                return 0;
         }
         return -ENOENT;
+}
+
+int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
+        _cleanup_free_ char *line = NULL;
+        char *tail, type[256];
+        int r;
+
+        r = mountinfo_line_by_id(mountinfo, id, &line, &tail);
+        if (r < 0)
+                return r;
+        if (sscanf(tail, "%255s", type) != 1)
+                return -EINVAL;
+        return fstype_is_fuse(type);
 }

@@ -80,6 +80,15 @@ int fstatat_no_xdev(int dir_fd, const char *name, struct stat *ret);
 int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, char **ret_type);
 
 /*
+ * The line of the mount of ID id (statx STATX_MNT_ID; mountinfo's first
+ * field) in the mount table (mountinfo, NULL: /proc/self/mountinfo), a new
+ * string in *ret_line, and its "FSTYPE SOURCE SUPER-OPTIONS" part (after
+ * " - ", inside that string) in *ret_tail: 0, or -errno (-ENOENT: no such
+ * mount there; -EINVAL: its line has no " - ").
+ */
+int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, char **ret_tail);
+
+/*
  * Is the mount of ID id (statx STATX_MNT_ID; mountinfo's first field) a
  * FUSE mount?  By the mount table (mountinfo, NULL: /proc/self/mountinfo):
  * 1, 0, or -errno (-ENOENT: no such mount there).

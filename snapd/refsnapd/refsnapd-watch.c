@@ -139,31 +139,20 @@ static void unescape(char *s) {
 
 /* The superblock device and type of mount mnt_id, from mountinfo. */
 static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        char *line = NULL;
-        size_t size = 0;
-        int r = -ENOENT;
+        _cleanup_free_ char *line = NULL;
+        char *tail, type[64];
+        unsigned maj, min;
+        int r;
 
-        if (!f)
-                return -errno;
-        while (getline(&line, &size, f) > 0) {
-                unsigned long long id;
-                unsigned maj, min;
-                char *dash, type[64];
-
-                if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) != 3 || id != mnt_id)
-                        continue;
-                dash = strstr(line, " - ");
-                if (!dash || sscanf(dash, " - %63s", type) != 1)
-                        break;
-                unescape(type);
-                *ret_dev = makedev(maj, min);
-                *ret_type = strdup(type);
-                r = *ret_type ? 0 : -ENOMEM;
-                break;
-        }
-        free(line);
-        return r;
+        r = mountinfo_line_by_id(NULL, mnt_id, &line, &tail);
+        if (r < 0)
+                return r == -EINVAL ? -ENOENT : r;
+        if (sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 || sscanf(tail, "%63s", type) != 1)
+                return -ENOENT;
+        unescape(type);
+        *ret_dev = makedev(maj, min);
+        *ret_type = strdup(type);
+        return *ret_type ? 0 : -ENOMEM;
 }
 
 /*

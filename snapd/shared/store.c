@@ -553,47 +553,35 @@ int store_remove_retired(int store, FILE *log) {
 }
 
 int store_fs_quota(int fd, char what[static 16]) {
-        _cleanup_fclose_ FILE *f = NULL;
+        static const char *const enforcing[] = { "usrquota", "grpquota", "quota", "usrjquota", "grpjquota" };
         _cleanup_free_ char *line = NULL;
-        size_t size = 0;
+        char *tail, *opts, *save = NULL;
         uint64_t id;
         int r;
 
         r = fd_mount_id(fd, &id);
         if (r < 0)
                 return r;
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return -errno;
-        while (getline(&line, &size, f) > 0) {
-                static const char *const enforcing[] = { "usrquota", "grpquota", "quota", "usrjquota", "grpjquota" };
-                char *sep, *opts, *save = NULL;
-                unsigned long long mid;
+        r = mountinfo_line_by_id(NULL, id, &line, &tail);
+        if (r < 0)
+                return r;
+        /* "FSTYPE SOURCE SUPER-OPTIONS" */
+        opts = strrchr(tail - 1, ' ');
+        if (!opts)
+                return -EINVAL;
+        opts[strcspn(opts, "\n")] = '\0';
+        for (char *o = strtok_r(opts + 1, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(o, '=');
 
-                if (sscanf(line, "%llu ", &mid) != 1 || mid != id)
-                        continue;
-                /* "... - FSTYPE SOURCE SUPER-OPTIONS" */
-                sep = strstr(line, " - ");
-                if (!sep)
-                        return -EINVAL;
-                opts = strrchr(sep, ' ');
-                if (!opts)
-                        return -EINVAL;
-                opts[strcspn(opts, "\n")] = '\0';
-                for (char *o = strtok_r(opts + 1, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-                        char *eq = strchr(o, '=');
-
-                        if (eq)
-                                *eq = '\0';
-                        for (size_t i = 0; i < ELEMENTSOF(enforcing); i++)
-                                if (strcmp(o, enforcing[i]) == 0) {
-                                        snprintf(what, 16, "%s", o);
-                                        return 1;
-                                }
-                }
-                return 0;
+                if (eq)
+                        *eq = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(enforcing); i++)
+                        if (strcmp(o, enforcing[i]) == 0) {
+                                snprintf(what, 16, "%s", o);
+                                return 1;
+                        }
         }
-        return -ENOENT;
+        return 0;
 }
 
 /* A number from a file of sysfs: 0 or -errno. */
