@@ -66,6 +66,20 @@ static bool exists(const char *dir, const char *name) {
         return lstat(p, &st) == 0;
 }
 
+/* snapshot_prune() with what it says in *ret_out (a new string, NULL when it could not be had). */
+static int prune_said(const Job *job, time_t now, bool dry_run, char **ret_out) {
+        size_t size = 0;
+        FILE *o;
+        int r;
+
+        *ret_out = NULL;
+        o = open_memstream(ret_out, &size);
+        r = snapshot_prune(job, now, dry_run, o);
+        if (o)
+                fclose(o);
+        return r;
+}
+
 static size_t count_snapshots(const char *store) {
         _cleanup_close_ int fd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         char **names = NULL;
@@ -379,12 +393,9 @@ int main(void) {
         job.retention = (RetentionPolicy) { .hourly = 2 };
         snapshot_name_time("2026-12-03T09:00:00Z", &t);
         {
-                char *out = NULL;
-                size_t size = 0;
-                FILE *o = open_memstream(&out, &size);
+                char *out;
 
-                r = snapshot_prune(&job, t, true, o);
-                fclose(o);
+                r = prune_said(&job, t, true, &out);
                 /* hourly=2 at 09:00: 08:00 and 07:00 (the oldest of hours 8 and 7), 08:40 newest */
                 CHECK(r == 2);
                 CHECK(out && strstr(out, "remove 2026-12-03T07:30:00Z") &&
@@ -412,12 +423,9 @@ int main(void) {
         sh("cd '%s/.refsnap/job' && mkdir -p 2026-12-03T01:00:00Z/d 2026-12-03T02:00:00Z/d && "
            "touch 2026-12-03T01:00:00Z/d/f 2026-12-03T02:00:00Z/d/f .removing-2026-12-03T01:00:00Z", base);
         {
-                char *out = NULL;
-                size_t size = 0;
-                FILE *o = open_memstream(&out, &size);
+                char *out;
 
-                r = snapshot_prune(&job, t, false, o);
-                fclose(o);
+                r = prune_said(&job, t, false, &out);
                 CHECK(r == -EEXIST);
                 CHECK(out && strstr(out, "remove 2026-12-03T01:00:00Z: File exists"));
                 CHECK(out && strstr(out, "remove 2026-12-03T02:00:00Z\n"));
@@ -461,9 +469,7 @@ int main(void) {
                 char store2[PATH_MAX + 16];
                 Job job2 = { .name = "job2", .source = src, .store = store2,
                              .retention = { .hourly = 1 } };
-                char *out = NULL;
-                size_t size = 0;
-                FILE *o;
+                char *out;
 
                 snprintf(store2, sizeof(store2), "%s/.refsnap/job2", base);
                 sh("mkdir -p '%s/.refsnap/job2/.facts' && cd '%s/.refsnap/job2' && chmod 0700 . && "
@@ -473,9 +479,7 @@ int main(void) {
                    "printf 'files=1\\nskipped=2\\n' > .facts/2026-12-03T08:30:00Z", base);
                 snapshot_name_time("2026-12-03T09:00:00Z", &t);
                 /* hourly=1 keeps 08:10, the oldest of hour 8, and 08:30, the newest: both partial. */
-                o = open_memstream(&out, &size);
-                r = snapshot_prune(&job2, t, false, o);
-                fclose(o);
+                r = prune_said(&job2, t, false, &out);
                 CHECK(r == 1);
                 CHECK(out && strstr(out, "keep   2026-12-03T08:20:00Z  (newest-whole)") &&
                       strstr(out, "keep   2026-12-03T08:30:00Z  (newest)") &&
@@ -497,9 +501,7 @@ int main(void) {
                 Job job3 = { .name = "job3", .source = src, .store = store3,
                              .retention = { .hourly = 1 } };
                 _cleanup_close_ int s = -EBADF;
-                char *out = NULL;
-                size_t size = 0;
-                FILE *o;
+                char *out;
 
                 snprintf(store3, sizeof(store3), "%s/.refsnap/job3", base);
                 sh("mkdir -p '%s/.refsnap/job3/.facts' && cd '%s/.refsnap/job3' && chmod 0700 . && "
@@ -511,9 +513,7 @@ int main(void) {
                 CHECK(store_latest(s, l) == 0);
                 CHECK_STREQ(l, "2026-12-03T08:10:00Z");
                 snapshot_name_time("2026-12-03T09:00:00Z", &t);
-                o = open_memstream(&out, &size);
-                r = snapshot_prune(&job3, t, true, o);
-                fclose(o);
+                r = prune_said(&job3, t, true, &out);
                 /* The newest that is not a guard, and the one of unreadable facts is kept too. */
                 CHECK(out && strstr(out, "keep   2026-12-03T08:10:00Z  (newest,hourly)") &&
                       strstr(out, "keep   2026-12-03T08:30:00Z  (facts-unreadable)") &&
