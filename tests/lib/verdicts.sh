@@ -32,6 +32,24 @@ judge_skips() {
 	done
 }
 
+# stale_skips VERDICTS ENDED: the other half of judge_skips.  A name of
+# tests/expected-skips whose suite (the name's first part) is among ENDED
+# (" SUITE SUITE ... ") but which VERDICTS (the run's verdict lines) did
+# not skip is a FAIL: the list must say what skips, not what once did.
+# Host tests (host/NAME) are not judged here.
+stale_skips() {
+	local name _ expected_skips=${REFSNAP_EXPECTED_SKIPS:-$verdicts_top/tests/expected-skips}
+	[ -r "$expected_skips" ] || return 0
+	while read -r name _; do
+		case "$name" in ''|'#'*|host/*) continue ;; esac
+		case "$2" in *" ${name%%/*} "*) ;; *) continue ;; esac
+		case $'\n'"$1" in
+		*$'\n'"SKIP vm/$name: "*) ;;
+		*) echo "FAIL vm/$name (listed in tests/expected-skips, but it did not skip: remove the line)" ;;
+		esac
+	done < "$expected_skips"
+}
+
 # host_verdicts TESTLOG [STATUS]: meson's testlog.json and meson test's
 # exit status.
 host_verdicts() {
@@ -129,6 +147,7 @@ vm_verdicts() {
 		*) echo "FAIL vm/$v/not-run (the VM stopped before it)" ;;
 		esac
 	done
+	stale_skips "$verdicts" "$ended"
 	[ -n "$status" ] || echo "FAIL vm/${g}guest-finished (the guest never reported its status)"
 	# The results disk, when the guest got to write it, says the same.
 	if [ -f "$res/results.txt" ] &&
