@@ -12,7 +12,8 @@
  * Prints the three times, the ratio userspace/reflinkat ("ratio") and the
  * ratio stock/reflinkat ("stock-ratio").
  *
- * The source files belong to uid and gid 1000, so that keeping the owner
+ * The source files carry an ACL with a named user (1001), a user.* xattr,
+ * and belong to uid and gid 1000, so that keeping the owner
  * changes it; REFLINK_BENCH_OWNER=ID gives them another (0: the caller's
  * own, which costs the copy no owner change).  REFLINK_BENCH_JOBS=N makes
  * the reflinkat snapshots with N processes into the one directory, each
@@ -192,18 +193,26 @@ int main(int argc, char *argv[]) {
         a = openat(base, "a", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         b = openat(base, "b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         c = openat(base, "c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* Each file: a named user in its ACL, a user.* xattr, an owner of its own. */
+        acl_t file_acl = acl_from_text("u::rw-,u:1001:r--,g::r--,m::r--,o::---");
+        if (!file_acl) {
+                perror("acl_from_text");
+                return 1;
+        }
         for (int i = 0; i < n; i++) {
                 int fd;
 
                 snprintf(name, sizeof(name), "f%d", i);
                 fd = openat(src, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
                 if (fd < 0 || write(fd, name, strlen(name)) < 0 ||
-                    fsetxattr(fd, "user.bench", "v", 1, 0) < 0 || fchown(fd, owner, owner) < 0) {
+                    fsetxattr(fd, "user.bench", "v", 1, 0) < 0 || fchown(fd, owner, owner) < 0 ||
+                    acl_set_fd(fd, file_acl) < 0) {
                         perror("setup");
                         return 1;
                 }
                 close(fd);
         }
+        acl_free(file_acl);
         sync();
 
         x0 = xfs_transactions(base);
