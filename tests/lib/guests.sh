@@ -14,23 +14,27 @@
 # RESULTS/suite-times.txt gets the "suite time:" lines,
 # RESULTS/guest-times.txt "SECONDS G SUITES" a guest.  A guest that failed
 # (QEMU, its console, its status) is a FAIL naming it and its suites.
-# REFSNAP_VM_GUESTS: the number of guests (default 1: with one CPU a
-# guest starves the reflinkat suite's threads that run beside a long
-# clone; always one when a benchmark is among the suites);
-# REFSNAP_VM_SMP: each guest's CPUs (default: the CPUs shared out);
+# REFSNAP_VM_GUESTS: the number of guests (default: 2 on a machine of 2
+# CPUs or more, else 1; always one when a benchmark is among the suites);
+# REFSNAP_VM_SMP: each guest's CPUs (default: the CPUs shared out, but
+# at least the CPUs its suites need, the 4th column of tests/vm/timeouts:
+# the reflinkat suite's tests of what runs beside a long clone need a
+# second CPU, which a guest of one CPU never gives them).  Each suite's
+# limit in a guest is its tests/vm/timeouts limit times the number of
+# guests: the limits are for a machine a guest has to itself.
 # REFSNAP_VM_TIMEOUT: each boot's limit (default: its suites' limits and
 # ten minutes).  REFSNAP_VM_TIMES (default build/vm-suite-times.txt)
 # keeps each suite's time in its last run that ended it, for the next
 # split (suite_weight).
 vm_guests() {
-	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp g gs gin gres gname limit s
+	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp gsmp g gs gin gres gname limit s
 	local label vmrc secs f
 	shift 4
 	local table=$verdicts_top/tests/vm/timeouts
 	export REFSNAP_VM_TIMES=${REFSNAP_VM_TIMES:-${REFSNAP_BUILD:-$verdicts_top/build}/vm-suite-times.txt}
 	local -a lists pids=()
 	ncpu=$(nproc)
-	guests=${REFSNAP_VM_GUESTS:-1}
+	guests=${REFSNAP_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
 	# Benchmarks: one guest with the whole machine.
 	[[ " $sel" == *" bench"* ]] && guests=1
 	mapfile -t lists < <(split_suites "$guests" "$table" $sel)
@@ -40,21 +44,33 @@ vm_guests() {
 	mkdir -p "$res"
 	for ((g = 1; g <= guests; g++)); do
 		gs=${lists[g - 1]}
+		gsmp=$smp
+		if [ -z "${REFSNAP_VM_SMP:-}" ]; then
+			for s in $gs; do
+				[ "$(suite_cpus "$table" "$s")" -gt "$gsmp" ] && gsmp=$(suite_cpus "$table" "$s")
+			done
+			[ "$gsmp" -gt "$ncpu" ] && gsmp=$ncpu
+		fi
 		if [ "$guests" = 1 ]; then
 			gin=$in gres=$res gname=$name
 		else
 			gin=$in-guest$g gres=$res/guest$g gname=$name-guest$g
 			cp -al "$in" "$gin"
-			echo "guest $g (-smp $smp): $gs" >&2
+			echo "guest $g (-smp $gsmp): $gs" >&2
+			# The suites' limits, for a machine shared by the guests.
+			if [ -f "$gin/timeouts" ]; then
+				awk -v n="$guests" '/^[a-z]/ { $2 *= n } { print }' "$gin/timeouts" > "$gin/timeouts.new" &&
+					rm -f "$gin/timeouts" && mv "$gin/timeouts.new" "$gin/timeouts"
+			fi
 		fi
 		rm -f "$gin/suites"
 		printf '%s\n' $gs > "$gin/suites"
 		limit=600
-		for s in $gs; do limit=$((limit + $(suite_timeout "$table" "$s"))); done
+		for s in $gs; do limit=$((limit + guests * $(suite_timeout "$table" "$s"))); done
 		(
 			t=$(date +%s)
 			"$verdicts_top/images/run-vm" --name "$gname" --input "$gin" --results "$gres" \
-				--smp "$smp" --timeout "${REFSNAP_VM_TIMEOUT:-$limit}" "$@"
+				--smp "$gsmp" --timeout "${REFSNAP_VM_TIMEOUT:-$limit}" "$@"
 			echo "$? $(( $(date +%s) - t ))" > "$gres.rc"
 		) > "$gres.run-vm.log" 2>&1 &
 		pids+=($!)

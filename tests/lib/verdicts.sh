@@ -213,6 +213,16 @@ split_suites() {
 	done
 }
 
+# suite_cpus TABLE SUITE: the CPUs its guest needs (the 4th column of
+# tests/vm/timeouts; 1 when none is given).
+suite_cpus() {
+	local name _t _w c
+	while read -r name _t _w c; do
+		case "$name" in ''|'#'*) continue ;; "$2") echo "${c:-1}"; return ;; esac
+	done < "$1"
+	echo 1
+}
+
 # suite_timeout TABLE SUITE: its time limit in seconds (tests/vm/timeouts).
 suite_timeout() {
 	local name t def=900

@@ -85,6 +85,7 @@ SH
 chmod +x "$tmp/bin/qemu-system-x86_64"
 mkdir -p "$tmp/in"
 printf '#!/bin/sh\n' > "$tmp/in/main" && chmod +x "$tmp/in/main"
+cp "$table" "$tmp/in/timeouts"
 : > "$tmp/bzImage"; : > "$tmp/root.img"
 boot() {	# SUITES: vm_guests with the stand-in; verdicts in $tmp/out
 	rm -f "$tmp/notes"
@@ -101,8 +102,16 @@ n=0; for s in refsnapd reflinkat watch refsnapctl; do once "^PASS vm/$s/ok$" || 
 	once '^PASS vm/results-read-back$' && once '^PASS vm/guest2/results-read-back$' &&
 	! grep -q '^FAIL' "$tmp/out"
 ok $? "two guests: each verdict counted once, smoke judged in each boot"
-[ "$(grep -c '^smp 1 ' "$tmp/notes")" = 2 ] || [ "$(nproc)" -lt 2 ]
-ok $? "two guests: one CPU each on this $(nproc)-CPU machine"
+[ "$(grep -c '^smp 1 ' "$tmp/notes")" = 1 ] && grep -q '^smp 2 .*reflinkat' "$tmp/notes" || [ "$(nproc)" -lt 2 ]
+ok $? "two guests: one CPU each on this $(nproc)-CPU machine, but two for reflinkat's (tests/vm/timeouts)"
+REFSNAP_VM_GUESTS=2 REFSNAP_VM_SMP=1 boot "smoke refsnapd reflinkat watch refsnapctl"
+[ "$(grep -c '^smp 1 ' "$tmp/notes")" = 2 ]
+ok $? "two guests: REFSNAP_VM_SMP sets every guest's CPUs"
+grep -q '^reflinkat 4200 ' "$tmp/in-guest1/timeouts" "$tmp/in-guest2/timeouts" &&
+	grep -q '^default 1800' "$tmp/in-guest1/timeouts" && grep -q '^reflinkat 2100 ' "$top/tests/vm/timeouts"
+ok $? "two guests: each suite's limit doubled in the guests' inputs, the table left as it is"
+[ "$(suite_cpus "$table" reflinkat)" = 2 ] && [ "$(suite_cpus "$table" watch)" = 1 ] && [ "$(suite_cpus "$table" nosuch)" = 1 ]
+ok $? "suite_cpus: the table's fourth column, 1 without one"
 [ "$(grep -o 'suites .*' "$tmp/notes" | tr ' ' '\n' | grep -v '^suites$\|^smoke$' | sort | uniq -d)" = "" ] &&
 	[ "$(grep -o 'suites .*' "$tmp/notes" | tr ' ' '\n' | grep -c '^smoke$')" = 2 ]
 ok $? "two guests: no suite runs in both but smoke"
