@@ -87,23 +87,31 @@ static const char *json_id(const char *line, const char *key, char *buf, size_t 
         return buf;
 }
 
-/* rchar and read_bytes of process pid, from /proc/PID/io; 0 and 0 when unreadable. */
-static void proc_io(pid_t pid, uint64_t *rchar, uint64_t *read_bytes) {
+/*
+ * rchar and read_bytes of process pid, from /proc/PID/io: 0, or -errno
+ * (-ENOENT: a kernel without CONFIG_TASK_IO_ACCOUNTING has no such file).
+ */
+static int proc_io(pid_t pid, uint64_t *rchar, uint64_t *read_bytes) {
         char path[64], line[128];
         _cleanup_fclose_ FILE *f = NULL;
         unsigned long long v;
+        int found = 0;
 
         *rchar = *read_bytes = 0;
         snprintf(path, sizeof(path), "/proc/%d/io", (int) pid);
         f = fopen(path, "re");
         if (!f)
-                return;
+                return -errno;
         while (fgets(line, sizeof(line), f)) {
-                if (sscanf(line, "rchar: %llu", &v) == 1)
+                if (sscanf(line, "rchar: %llu", &v) == 1) {
                         *rchar = v;
-                else if (sscanf(line, "read_bytes: %llu", &v) == 1)
+                        found |= 1;
+                } else if (sscanf(line, "read_bytes: %llu", &v) == 1) {
                         *read_bytes = v;
+                        found |= 2;
+                }
         }
+        return found == 3 ? 0 : -ENODATA;
 }
 
 /* The state directory, made when missing (mode 0700); a descriptor, or -errno. */
@@ -208,22 +216,30 @@ fail:;
         return r;
 }
 
-/* The report of restic's summary line, and the summary itself, on stdout. */
-static void report(const char *job, const char *name, const char *line, double secs, bool force,
+/*
+ * The report of restic's summary line, and the summary itself, on
+ * stdout; io: what proc_io() returned.
+ */
+static void report(const char *job, const char *name, const char *line, double secs, bool force, int io,
                    uint64_t rchar, uint64_t read_bytes) {
-        char id[32], processed[16], added[16], rc[16], rb[16];
+        char id[32], processed[16], added[16], rc[16], rb[16], read[96];
 
+        if (io >= 0)
+                snprintf(read, sizeof(read), "restic read %s (%s from storage)",
+                         format_bytes(rchar, rc, sizeof(rc)), format_bytes(read_bytes, rb, sizeof(rb)));
+        else
+                snprintf(read, sizeof(read), "what restic read is unknown (/proc/PID/io: %s)", strerror(-io));
         printf("%s\n", line);
         printf("%s: snapshot %s backed up%s to restic snapshot %s in %.1f s: %.0f files (%.0f new, %.0f changed, "
-               "%.0f unmodified), %s processed, %s added; restic read %s (%s from storage)\n",
+               "%.0f unmodified), %s processed, %s added; %s\n",
                job, name, force ? " with a full read (--force)" : "",
                *json_id(line, "snapshot_id", id, sizeof(id)) ? id : "?", secs,
                json_number(line, "total_files_processed"), json_number(line, "files_new"),
                json_number(line, "files_changed"), json_number(line, "files_unmodified"),
                format_bytes((uint64_t) json_number(line, "total_bytes_processed"), processed, sizeof(processed)),
-               format_bytes((uint64_t) json_number(line, "data_added"), added, sizeof(added)),
-               format_bytes(rchar, rc, sizeof(rc)), format_bytes(read_bytes, rb, sizeof(rb)));
-        printf("%s: restic read_chars=%" PRIu64 " read_bytes=%" PRIu64 "\n", job, rchar, read_bytes);
+               format_bytes((uint64_t) json_number(line, "data_added"), added, sizeof(added)), read);
+        if (io >= 0)
+                printf("%s: restic read_chars=%" PRIu64 " read_bytes=%" PRIu64 "\n", job, rchar, read_bytes);
 }
 
 /*
@@ -238,7 +254,7 @@ static int run_restic(const char *job, const char *name, const char *target, boo
         const char *argv[24], *h = getenv("REFSNAP_OFFSITE_HOST");
         struct timespec t0, t1;
         uint64_t rchar, read_bytes;
-        int pipefd[2], n = 0, status = 0;
+        int pipefd[2], n = 0, status = 0, io;
         siginfo_t si = {};
         struct utsname u;
         size_t size = 0;
@@ -312,12 +328,12 @@ static int run_restic(const char *job, const char *name, const char *target, boo
         /* Exited, not reaped: its /proc/PID/io is still there. */
         while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
                 ;
-        proc_io(pid, &rchar, &read_bytes);
+        io = proc_io(pid, &rchar, &read_bytes);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (summary)
                 report(job, name, summary, (double) (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-                       force, rchar, read_bytes);
+                       force, io, rchar, read_bytes);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && summary)
                 return EXIT_OK;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
