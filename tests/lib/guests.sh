@@ -27,7 +27,7 @@
 # keeps each suite's time in its last run that ended it, for the next
 # split (suite_weight).
 vm_guests() {
-	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp gsmp g gs gin gres gname limit s
+	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp gsmp c g gs gin gres gname limit s
 	local label vmrc secs f
 	shift 4
 	local table=$verdicts_top/tests/vm/timeouts
@@ -47,7 +47,8 @@ vm_guests() {
 		gsmp=$smp
 		if [ -z "${REFSNAP_VM_SMP:-}" ]; then
 			for s in $gs; do
-				[ "$(suite_cpus "$table" "$s")" -gt "$gsmp" ] && gsmp=$(suite_cpus "$table" "$s")
+				c=$(suite_cpus "$table" "$s")
+				[ "$c" -gt "$gsmp" ] && gsmp=$c
 			done
 			[ "$gsmp" -gt "$ncpu" ] && gsmp=$ncpu
 		fi
