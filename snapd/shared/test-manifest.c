@@ -17,8 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clone-double.h"
 #include "macro.h"
 #include "manifest.h"
+#include "mirror.h"
 #include "tests.h"
 
 static void sh(const char *cmd) {
@@ -393,6 +395,169 @@ static void test_decision(const char *base) {
         }
 }
 
+static char *run(const char *cmd) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&out, &size);
+        FILE *p = popen(cmd, "r");
+        int c;
+
+        while (p && (c = fgetc(p)) != EOF)
+                fputc(c, m);
+        if (p)
+                pclose(p);
+        fclose(m);
+        return out;
+}
+
+static ino_t ino_of(const char *dir, const char *name) {
+        char p[PATH_MAX * 2];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/%s", dir, name);
+        return lstat(p, &st) == 0 ? st.st_ino : 0;
+}
+
+/* rsync -aHAX --checksum, a dry run: what it would change, "" when the trees are equal. */
+static bool judge(const char *a, const char *b) {
+        char cmd[PATH_MAX * 3];
+        _cleanup_free_ char *diff = NULL;
+
+        snprintf(cmd, sizeof(cmd), "rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/' 2>&1", a, b);
+        diff = run(cmd);
+        if (diff && diff[0])
+                printf("# rsync %s %s:\n%s", a, b, diff);
+        return diff && diff[0] == '\0';
+}
+
+/*
+ * One snapshot of src into base/NAME (mirror_tree() with the copying
+ * double), its manifest into facts as NAME; with prev (a snapshot name),
+ * reusing that one (REUSE_LINK).
+ */
+static int take(const char *base, int facts, const char *src, const char *name, const char *prev,
+                unsigned workers, MirrorStats *stats) {
+        char path[PATH_MAX * 2];
+        _cleanup_close_ int sfd = -EBADF, dfd = -EBADF, pfd = -EBADF;
+        ManifestWriter *mw = NULL;
+        Manifest *pm = NULL;
+        MirrorReuse reuse = { .mode = REUSE_LINK };
+        Mirror w = { .ops = &clone_double_ops, .log = stderr, .workers = workers };
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", base, name);
+        if (mkdir(path, 0700) < 0)
+                return -errno;
+        sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sfd < 0 || dfd < 0)
+                return -errno;
+        if (prev) {
+                snprintf(path, sizeof(path), "%s/%s", base, prev);
+                pfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (pfd < 0)
+                        return -errno;
+                r = manifest_open(facts, prev, 7, &pm);
+                if (r < 0)
+                        return r;
+                reuse.prev_root = pfd;
+                reuse.prev = pm;
+                w.reuse = &reuse;
+        }
+        r = manifest_writer_new(facts, name, 7, 0, &mw);
+        if (r >= 0) {
+                w.manifest = mw;
+                r = mirror_tree(&w, sfd, dfd);
+        }
+        if (r >= 0)
+                r = manifest_writer_finish(mw);
+        if (r >= 0)
+                r = manifest_writer_publish(mw);
+        manifest_writer_free(mw);
+        manifest_free(pm);
+        *stats = w.stats;
+        return r;
+}
+
+/*
+ * The walk with REUSE_LINK: an unchanged file is the previous snapshot's
+ * inode, a changed one a new inode; the snapshot equals the source and
+ * the previous one is untouched.
+ */
+static void test_reuse(const char *base) {
+        char src[PATH_MAX], copy[PATH_MAX], snaps[PATH_MAX], facts_path[PATH_MAX], s1[PATH_MAX * 2],
+             s2[PATH_MAX * 2], s3[PATH_MAX * 2], cmd[PATH_MAX * 8];
+        _cleanup_close_ int facts = -EBADF;
+        MirrorStats st;
+        int calls;
+
+        snprintf(src, sizeof(src), "%s/reuse-src", base);
+        snprintf(copy, sizeof(copy), "%s/reuse-copy", base);
+        snprintf(snaps, sizeof(snaps), "%s/reuse-store", base);
+        snprintf(facts_path, sizeof(facts_path), "%s/reuse-store/.facts", base);
+        snprintf(s1, sizeof(s1), "%s/2026-12-03T07:00:00Z", snaps);
+        snprintf(s2, sizeof(s2), "%s/2026-12-03T08:00:00Z", snaps);
+        snprintf(s3, sizeof(s3), "%s/2026-12-03T09:00:00Z", snaps);
+        snprintf(cmd, sizeof(cmd), "set -e; mkdir -p '%s' '%s' && chmod 0700 '%s' && cd '%s' && umask 022 && "
+                 "mkdir -p d/sub e2 && echo a > a && echo b > b && echo c > d/c && echo e > e && "
+                 "echo same > d/sub/same && printf 'n' > \"$(printf 'new\\nline')\" && "
+                 "echo h > h1 && ln h1 d/h2 && echo g > g1 && ln g1 e2/g2 && "
+                 "ln -s a sym && mkfifo fifo && echo keep > e2/keep && echo dd > d/dd",
+                 src, facts_path, snaps, src);
+        sh(cmd);
+        facts = open(facts_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(facts >= 0);
+        next_tick();
+
+        /* The first: full, in three workers (a run of root entries each, merged). */
+        CHECK(take(snaps, facts, src, "2026-12-03T07:00:00Z", NULL, 3, &st) == 0);
+        CHECK(st.reused == 0 && st.compared == 0);
+        CHECK(judge(src, s1));
+        snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", s1, copy);
+        sh(cmd);
+
+        /* One change of each kind. */
+        snprintf(cmd, sizeof(cmd), "set -e; cd '%s' && echo more >> a && rm b && chmod 0600 d/c && "
+                 "echo new > d/new && rm e && mkdir e && echo in > e/in && ln g1 g3 && mv d/dd d/dd2",
+                 src);
+        sh(cmd);
+        next_tick();
+        calls = clone_double_calls;
+        CHECK(take(snaps, facts, src, "2026-12-03T08:00:00Z", "2026-12-03T07:00:00Z", 3, &st) == 0);
+        printf("# incremental: files %llu reused %llu compared %llu cloned %d\n", (unsigned long long) st.files,
+               (unsigned long long) st.reused, (unsigned long long) st.compared, clone_double_calls - calls);
+        CHECK(judge(src, s2));
+        /* The previous one as it was. */
+        CHECK(judge(copy, s1));
+        /* Unchanged: the same inode in both; the multi-link group unchanged, linked whole. */
+        CHECK(ino_of(s1, "d/sub/same") == ino_of(s2, "d/sub/same"));
+        CHECK(ino_of(s1, "new\nline") == ino_of(s2, "new\nline"));
+        CHECK(ino_of(s1, "e2/keep") == ino_of(s2, "e2/keep"));
+        CHECK(ino_of(s1, "h1") == ino_of(s2, "h1") && ino_of(s2, "h1") == ino_of(s2, "d/h2"));
+        /* Changed: data, mode, a group with a new link, a file renamed (a new path); new inodes. */
+        CHECK(ino_of(s1, "a") != ino_of(s2, "a"));
+        CHECK(ino_of(s1, "d/c") != ino_of(s2, "d/c"));
+        CHECK(ino_of(s1, "g1") != ino_of(s2, "g1"));
+        CHECK(ino_of(s2, "g1") == ino_of(s2, "e2/g2") && ino_of(s2, "g1") == ino_of(s2, "g3"));
+        CHECK(ino_of(s1, "d/dd") != ino_of(s2, "d/dd2"));
+        /* Nothing else linked within the snapshot: the unchanged files are distinct inodes. */
+        CHECK(ino_of(s2, "d/sub/same") != ino_of(s2, "e2/keep"));
+        /* reused: same, new\nline, keep, h1 (its group, once); made anew: a, c, new, in, g1 (once), dd2. */
+        CHECK(st.reused == 4);
+        CHECK(clone_double_calls - calls == 6);
+        CHECK(st.compared == 4);        /* the root, d, d/sub, e2; e is new */
+
+        /* Nothing changed, one worker: every file reused, none made. */
+        next_tick();
+        calls = clone_double_calls;
+        CHECK(take(snaps, facts, src, "2026-12-03T09:00:00Z", "2026-12-03T08:00:00Z", 1, &st) == 0);
+        CHECK(judge(src, s3));
+        CHECK(clone_double_calls == calls);
+        CHECK(st.reused == 10);       /* every inode: a, c, new, same, new\nline, keep, in, dd2, the two groups */
+        CHECK(ino_of(s1, "d/sub/same") == ino_of(s3, "d/sub/same"));
+        CHECK(ino_of(s2, "a") == ino_of(s3, "a") && ino_of(s2, "g3") == ino_of(s3, "e2/g2"));
+}
+
 /* Peak memory of writing and reading a manifest of n entries, in a child: its maxrss in KiB. */
 static long measure_rss(const char *base, unsigned n, bool work) {
         int status, pipefd[2];
@@ -486,6 +651,10 @@ int main(void) {
                 test_decision(base);
         else
                 SKIP("the decision's cases: not root (chown)");
+        if (geteuid() == 0)
+                test_reuse(base);
+        else
+                SKIP("reuse: not root");
         {
                 char path[PATH_MAX + 8];
                 long before, after;
