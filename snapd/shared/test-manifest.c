@@ -51,14 +51,18 @@ static int note_gone(const ManifestEntry *e, void *userdata) {
         return 0;
 }
 
-/* Wait until the coarse clock has passed what it said now: a ctime set before is then not racy. */
+/*
+ * Wait until the coarse clock is past the time now: a ctime set before
+ * (fine-grained ones too, which run ahead of the coarse clock) is then
+ * not "racy" (manifest.h).  A tick or two: the clock is the event.
+ */
 static void next_tick(void) {
         struct timespec a, b;
 
-        clock_gettime(CLOCK_REALTIME_COARSE, &a);
+        clock_gettime(CLOCK_REALTIME, &a);
         do
                 clock_gettime(CLOCK_REALTIME_COARSE, &b);
-        while (b.tv_sec == a.tv_sec && b.tv_nsec == a.tv_nsec);
+        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
 }
 
 /* The record of dir/name now, taken past the tick of its last change. */
