@@ -373,7 +373,7 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "guard")) f->guard = v != 0;
                 else if (!strcmp(key, "guarded")) f->guarded = v;
                 else if (!strcmp(key, "paths")) f->paths = v != 0;
-                else if (!strcmp(key, "incremental")) f->incremental = v != 0;
+                else if (!strcmp(key, "incremental")) f->incremental = v != 0, f->kind_known = true;
                 else if (!strcmp(key, "reused")) f->reused = v;
                 else if (!strcmp(key, "made")) f->made = v;
                 else if (!strcmp(key, "compared")) f->compared = v;

@@ -40,6 +40,7 @@ typedef struct SnapshotFacts {
         bool guard;             /* taken by a restore, of what it was about to replace */
         uint64_t guarded;       /* how many paths a guard of some paths holds (in .facts/NAME.guarded) */
         bool paths;             /* a guard of some paths only, not the whole job (even one that held none) */
+        bool kind_known;        /* the facts say full or incremental (written since manifests are kept) */
         bool incremental;       /* made from the previous snapshot, reusing what had not changed */
         uint64_t reused;        /* files that are the previous snapshot's inodes */
         uint64_t made;          /* entries made anew: files, directories, symbolic links, special files */
