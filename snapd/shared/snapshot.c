@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,8 +373,6 @@ static void take_previous(Take *t, int facts, uint64_t key) {
                 return;
         }
         t->prev = m;
-        fprintf(t->log, "incremental: from %s (%" PRIu64 " entries in its manifest)\n", prev,
-                manifest_entries(m));
 }
 
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,

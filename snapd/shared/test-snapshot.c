@@ -152,7 +152,7 @@ static void test_incremental(const char *base) {
         log = open_memstream(&msg, &size);
         CHECK(snapshot_take(&job, &clone_double_ops, NULL, log, NULL, n2, &f) == 0);
         fclose(log);
-        CHECK(msg && strstr(msg, "incremental: from "));
+        CHECK(msg && !strstr(msg, "a full snapshot"));       /* the log is for what is worth a warning */
         free(msg);
         printf("# incremental: files %llu reused %llu made %llu compared %llu\n", (unsigned long long) f.files,
                (unsigned long long) f.reused, (unsigned long long) f.made, (unsigned long long) f.compared);
