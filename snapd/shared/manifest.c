@@ -303,7 +303,7 @@ int manifest_cursor_find(ManifestCursor *c, const char *name, ManifestEntry *ret
         if (children)
                 *children = (ManifestCursor) { .reader = c->reader };
         while (c->pos < c->end) {
-                uint64_t sub, len;
+                uint64_t sub = 0, len = 0;
                 int cmp, r;
 
                 r = record_at(&c->reader->w, c->pos, c->end, &e, &sub, &len);
@@ -332,7 +332,7 @@ int manifest_cursor_rest(ManifestCursor *c, ManifestGone gone, void *userdata) {
         ManifestEntry e;
 
         while (c->pos < c->end) {
-                uint64_t sub, len;
+                uint64_t sub = 0, len = 0;
                 int r;
 
                 r = record_at(&c->reader->w, c->pos, c->end, &e, &sub, &len);
@@ -588,7 +588,7 @@ typedef struct Run {
 } Run;
 
 static int run_peek(Run *run) {
-        uint64_t sub;
+        uint64_t sub = 0;
         int r;
 
         if (run->pos >= run->w.size)
