@@ -60,6 +60,7 @@ typedef struct Links {
         Link *slots;            /* open addressing, cap a power of 2 */
         size_t n, cap;
         atomic_bool stop;
+        atomic_bool no_links;   /* linkat() into the snapshot refused (another subvolume, read-only): no reuse */
 } Links;
 
 /* What the open of a file under another process's lease does. */
@@ -366,14 +367,29 @@ static int open_source(State *s, int fd, int *ret) {
 static int link_previous(State *s, int prev, int dfd, const char *name, const struct stat *st) {
         struct stat p;
 
+        if (atomic_load(&s->links->no_links))
+                return 1;
         if (fstatat(prev, name, &p, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 1 : fail(s, -errno, "cannot stat in the previous snapshot");
         if (!S_ISREG(p.st_mode) || p.st_size != st->st_size || p.st_mode != st->st_mode ||
             p.st_uid != st->st_uid || p.st_gid != st->st_gid)
                 return 1;
-        if (linkat(prev, name, dfd, name, 0) < 0)
-                return errno == EMLINK ? 1 : fail(s, -errno, "cannot link to the previous snapshot");
-        return 0;
+        if (linkat(prev, name, dfd, name, 0) >= 0)
+                return 0;
+        if (errno == EMLINK)
+                return 1;       /* this inode has all the links it may */
+        if (errno == EXDEV || errno == EROFS || errno == EPERM) {
+                /*
+                 * No link from there to here at all (the snapshots are
+                 * subvolumes of their own on btrfs, or read-only): every
+                 * file made anew, said once.
+                 */
+                if (!atomic_exchange(&s->links->no_links, true))
+                        fprintf(s->w->log, "cannot link to the previous snapshot (%s): every file is made anew\n",
+                                strerror(errno));
+                return 1;
+        }
+        return fail(s, -errno, "cannot link to the previous snapshot");
 }
 
 /*

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -560,6 +562,29 @@ static void test_reuse(const char *base) {
         CHECK(st.reused == 10);       /* every inode: a, c, new, same, new\nline, keep, in, dd2, the two groups */
         CHECK(ino_of(s1, "d/sub/same") == ino_of(s3, "d/sub/same"));
         CHECK(ino_of(s2, "a") == ino_of(s3, "a") && ino_of(s2, "g3") == ino_of(s3, "e2/g2"));
+
+        /*
+         * A previous snapshot no link can come from (on another
+         * filesystem here; a subvolume of its own on btrfs): every file
+         * made anew, nothing fails.
+         */
+        if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0) {
+                char s4[PATH_MAX * 2], s5[PATH_MAX * 2];
+
+                snprintf(s4, sizeof(s4), "%s/2026-12-03T10:00:00Z", snaps);
+                snprintf(s5, sizeof(s5), "%s/2026-12-03T11:00:00Z", snaps);
+                CHECK(mkdir(s4, 0700) == 0 && mount("tmpfs", s4, "tmpfs", 0, "mode=0700") == 0);
+                snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s/' && cp '%s/2026-12-03T09:00:00Z.manifest' "
+                         "'%s/2026-12-03T10:00:00Z.manifest'", s3, s4, facts_path, facts_path);
+                sh(cmd);
+                next_tick();
+                calls = clone_double_calls;
+                CHECK(take(snaps, facts, src, "2026-12-03T11:00:00Z", "2026-12-03T10:00:00Z", 2, &st) == 0);
+                CHECK(st.reused == 0 && clone_double_calls - calls == 10);
+                CHECK(judge(src, s5));
+                CHECK(umount2(s4, MNT_DETACH) == 0);
+        } else
+                SKIP("a previous snapshot on another filesystem: no mount namespace of our own");
 }
 
 /* Peak memory of writing and reading a manifest of n entries, in a child: its maxrss in KiB. */
