@@ -450,7 +450,8 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
                 .paths = t->paths != NULL,
-                .incremental = t->prev != NULL,
+                /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
+                .incremental = t->prev != NULL && w.stats.reused > 0,
                 .reused = w.stats.reused,
                 .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials,
                 .compared = w.stats.compared,

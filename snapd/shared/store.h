@@ -41,7 +41,7 @@ typedef struct SnapshotFacts {
         uint64_t guarded;       /* how many paths a guard of some paths holds (in .facts/NAME.guarded) */
         bool paths;             /* a guard of some paths only, not the whole job (even one that held none) */
         bool kind_known;        /* the facts say full or incremental (written since manifests are kept) */
-        bool incremental;       /* made from the previous snapshot, reusing what had not changed */
+        bool incremental;       /* made from the previous snapshot, sharing with it the files that had not changed */
         uint64_t reused;        /* files that are the previous snapshot's inodes */
         uint64_t made;          /* entries made anew: files, directories, symbolic links, special files */
         uint64_t compared;      /* directories compared with the previous snapshot's manifest */
