@@ -126,5 +126,11 @@ rc=$?; show
 # 11. smoke runs first.
 [ "$("$top/tests/run" --list | grep -v '^host$' | head -n 1)" = smoke ]
 ok $? "tests/run: smoke is the first VM suite"
+# 12. The boot on Debian's kernel is a selection of its own, and a VM one.
+"$top/tests/run" --list | grep -qx debian-kernel
+ok $? "tests/run --list names debian-kernel"
+"$top/tests/run" --no-vm --only debian-kernel > "$tmp/out" 2>&1
+rc=$?; show
+[ "$rc" = 2 ] && has 'no-vm'; ok $? "tests/run --no-vm --only debian-kernel is refused"
 
 tap_end
