@@ -8,8 +8,10 @@
  * This file: the options and the verb table.  Each verb is in
  * refsnapctl-VERB.c, what they share in refsnapctl-util.c.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exit-status.h"
@@ -28,6 +30,8 @@ bool arg_delete_excluded = false;
 bool arg_no_guard = false;
 bool arg_if_changed = false;
 bool arg_full = false;
+bool arg_force = false;
+unsigned arg_force_every = 0;
 const char *arg_to = NULL;
 
 typedef struct Verb {
@@ -43,6 +47,7 @@ static const Verb verbs[] = {
         { "diff", verb_diff },
         { "restore", verb_restore },
         { "check-config", verb_check_config },
+        { "offsite", verb_offsite },
 };
 
 static void help(void) {
@@ -56,7 +61,9 @@ static void help(void) {
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
                "  prune JOB [--dry-run]    apply the job's retention now\n"
-               "  check-config [FILE]      check the configuration, print every error\n\n"
+               "  check-config [FILE]      check the configuration, print every error\n"
+               "  offsite JOB [--force] [--force-every=N]\n"
+               "                           back up the newest snapshot with restic, from a fixed path\n\n"
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
                "      --json               machine-readable output for status, list and diff\n"
@@ -68,6 +75,8 @@ static void help(void) {
                "      --no-guard           restore: no guard snapshot of what it replaces\n"
                "      --if-changed         snapshot: only if on_change would not skip the job\n"
                "      --full               snapshot: a full one, sharing no file with an older one\n"
+               "      --force              offsite: read every file (restic backup --force)\n"
+               "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
                "  -h, --help               show this help\n"
                "SNAP is a snapshot name or \"latest\".\n"
                "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
@@ -78,7 +87,7 @@ static void help(void) {
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FULL };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -90,6 +99,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "delete-excluded", no_argument, NULL, ARG_DELETE_EXCLUDED },
                 { "if-changed", no_argument, NULL, ARG_IF_CHANGED },
                 { "full", no_argument, NULL, ARG_FULL },
+                { "force", no_argument, NULL, ARG_FORCE },
+                { "force-every", required_argument, NULL, ARG_FORCE_EVERY },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -122,6 +133,23 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_FULL:
                         arg_full = true;
                         break;
+                case ARG_FORCE:
+                        arg_force = true;
+                        break;
+                case ARG_FORCE_EVERY: {
+                        char *end;
+                        unsigned long v;
+
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end || optarg[0] == '-' || v > 1000000) {
+                                fprintf(stderr, "refsnapctl: --force-every: '%s' is not a number of runs "
+                                        "(0 to 1000000)\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_force_every = v;
+                        break;
+                }
                 case ARG_DELETE:
                         arg_delete = true;
                         break;

@@ -19,6 +19,8 @@ extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete *
 extern bool arg_no_guard;       /* --no-guard: restore */
 extern bool arg_if_changed;     /* --if-changed: snapshot */
 extern bool arg_full;           /* --full: snapshot */
+extern bool arg_force;          /* --force: offsite, a full read */
+extern unsigned arg_force_every; /* --force-every=N: offsite, every Nth run a full read; 0 never */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
 
 int verb_status(int argc, char *argv[]);
@@ -28,3 +30,4 @@ int verb_prune(int argc, char *argv[]);
 int verb_diff(int argc, char *argv[]);
 int verb_restore(int argc, char *argv[]);
 int verb_check_config(int argc, char *argv[]);
+int verb_offsite(int argc, char *argv[]);

@@ -222,6 +222,25 @@ if [ "$(id -u)" = 0 ]; then
 	out=$("$ctl" "${c[@]}" restore home latest --dry-run 2>&1)
 	ok test $? = 0
 fi
+# offsite: what it refuses before any mount or restic (the VM suite
+# offsite backs up and restores): usage, no such job, a job with no
+# snapshot, a bad --force-every; nothing mounted, nothing run.
+"$ctl" "${c[@]}" offsite >/dev/null 2>&1
+ok test $? = 2
+"$ctl" "${c[@]}" offsite home extra >/dev/null 2>&1
+ok test $? = 2
+out=$("$ctl" "${c[@]}" offsite nope 2>&1)
+ok test $? = 4
+ok grep -q "no job 'nope' in the configuration" <<<"$out"
+out=$("$ctl" "${c[@]}" offsite home --force-every=often 2>&1)
+ok test $? = 2
+ok grep -q -- "--force-every: 'often' is not a number of runs" <<<"$out"
+mkdir -p "$t/empty-store" && chmod 0700 "$t/empty-store"
+printf '[bare]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/empty-store" > "$t/conf.d/bare.conf"
+out=$(PATH=/nonexistent "$ctl" "${c[@]}" offsite bare 2>&1)
+ok test $? = 4
+ok grep -q "bare: no snapshots" <<<"$out"
+rm -f "$t/conf.d/bare.conf"
 echo "colour = blue" >> "$t/main.conf"
 out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1
