@@ -33,8 +33,9 @@ typedef struct SnapshotPre {
 #define SNAPSHOT_SKIPPED 1
 
 /*
- * Take one snapshot of job into its store: built under .partial-NAME,
- * renamed into place only when complete, then "latest" moves to it.  On
+ * Take one snapshot of job into its store: built under .partial-NAME (on
+ * btrfs a subvolume, made read-only once complete), synced, renamed into
+ * place only when complete, then "latest" moves to it.  On
  * any failure the partial tree is removed; a cancelled one is left hidden
  * for the next run.  ops is NULL for the real engine,
  * reflinkat(REFLINK_ATTR_ALL) for each regular file.  pre (may be NULL)

@@ -20,6 +20,11 @@
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
+ * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
+ * subvolume of its own, made read-only before it is published: a
+ * .partial- or .removing- subvolume is destroyed whole (never walked),
+ * and so is a pruned snapshot; plain-directory snapshots of before stay
+ * as they are, listed and pruned alike.
  * The store is root's, mode 0700, reached through root's directories
  * only.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
