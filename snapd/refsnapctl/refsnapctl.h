@@ -18,6 +18,7 @@ extern bool arg_delete;         /* --delete: restore */
 extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */
 extern bool arg_no_guard;       /* --no-guard: restore */
 extern bool arg_if_changed;     /* --if-changed: snapshot */
+extern bool arg_full;           /* --full: snapshot */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
 
 int verb_status(int argc, char *argv[]);

@@ -60,6 +60,7 @@ typedef struct Links {
         Link *slots;            /* open addressing, cap a power of 2 */
         size_t n, cap;
         atomic_bool stop;
+        atomic_bool no_links;   /* linkat() into the snapshot refused (another subvolume, read-only): no reuse */
 } Links;
 
 /* What the open of a file under another process's lease does. */
@@ -80,7 +81,15 @@ typedef struct State {
         char **leased;          /* files put off because another process holds a lease on them */
         size_t n_leased;
         LeaseMode lease_mode;
+        ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
+        ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
 } State;
+
+/* A directory as the previous snapshot had it, for REUSE_LINK. */
+typedef struct Level {
+        ManifestCursor cur;     /* the previous manifest's entries of this directory */
+        int dir;                /* this directory in the previous snapshot (O_PATH) */
+} Level;
 
 static void links_done(Links *l) {
         for (size_t i = 0; i < l->cap; i++)
@@ -101,6 +110,8 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->vanished += b->vanished;
         a->other_mounts += b->other_mounts;
         a->skipped += b->skipped;
+        a->reused += b->reused;
+        a->compared += b->compared;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -180,11 +191,18 @@ static bool vanished(int r) {
         return r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EINVAL || r == -EXDEV;
 }
 
-static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer);
+static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer);
 
-/* fd: the directory, O_PATH, as do_entry() found it. */
-static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+/*
+ * fd: the directory, O_PATH, as do_entry() found it; e its record; prev
+ * and children (or NULL): the previous snapshot's directory holding it,
+ * and its own entries in the previous manifest.
+ */
+static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st, const ManifestEntry *e,
+                  const Level *prev, const ManifestCursor *children) {
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
+        Level sub = { .dir = -EBADF };
+        uint64_t token = 0;
         int r;
 
         if (file_id_is(st, s->w->skip))
@@ -205,9 +223,23 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
-        r = walk_dir(s, cs, cd, NULL, NULL);
+        if (children) {
+                /* In the store, ours: nobody else writes there. */
+                sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                sub.cur = *children;
+                if (sub.dir >= 0)
+                        s->stats.compared++;
+        }
+        if (s->seg && (r = manifest_segment_dir_begin(s->seg, e, &token)) < 0) {
+                safe_close(sub.dir);
+                return fail(s, r, "cannot write the manifest");
+        }
+        r = walk_dir(s, cs, cd, sub.dir >= 0 ? &sub : NULL, NULL, NULL);
+        safe_close(sub.dir);
         if (r < 0)
                 return r;
+        if (s->seg && (r = manifest_segment_dir_end(s->seg, token)) < 0)
+                return fail(s, r, "cannot write the manifest");
         r = copy_meta_fd(cs, cd, st);
         if (r < 0)
                 return fail(s, r, "cannot set directory attributes");
@@ -327,16 +359,62 @@ static int open_source(State *s, int fd, int *ret) {
 }
 
 /*
- * Make dfd/name like the entry fd (O_PATH, not a directory): 0, 1 when it
- * was skipped or put off, or -errno.
+ * An unchanged file: a hard link to prev/name, the previous snapshot's
+ * inode made from it, once that is seen to be what it should (a regular
+ * file of the size, mode and owner the source has).  0, 1 when it cannot
+ * be (make it anew), or -errno.
  */
-static int make_entry(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+static int link_previous(State *s, int prev, int dfd, const char *name, const struct stat *st) {
+        struct stat p;
+
+        if (atomic_load(&s->links->no_links))
+                return 1;
+        if (fstatat(prev, name, &p, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : fail(s, -errno, "cannot stat in the previous snapshot");
+        if (!S_ISREG(p.st_mode) || p.st_size != st->st_size || p.st_mode != st->st_mode ||
+            p.st_uid != st->st_uid || p.st_gid != st->st_gid)
+                return 1;
+        if (linkat(prev, name, dfd, name, 0) >= 0)
+                return 0;
+        if (errno == EMLINK)
+                return 1;       /* this inode has all the links it may */
+        if (errno == EXDEV || errno == EROFS || errno == EPERM) {
+                /*
+                 * No link from there to here at all (the snapshots are
+                 * subvolumes of their own on btrfs, or read-only): every
+                 * file made anew, said once.
+                 */
+                if (!atomic_exchange(&s->links->no_links, true))
+                        fprintf(s->w->log, "cannot link to the previous snapshot (%s): every file is made anew\n",
+                                strerror(errno));
+                return 1;
+        }
+        return fail(s, -errno, "cannot link to the previous snapshot");
+}
+
+/*
+ * Make dfd/name like the entry fd (O_PATH, not a directory): 0, 1 when it
+ * was skipped or put off, or -errno.  reuse: the previous snapshot's
+ * directory, when the file is unchanged since it (else -EBADF).
+ */
+static int make_entry(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse) {
         _cleanup_close_ int src = -EBADF;
         int r;
 
         if (!S_ISREG(st->st_mode))
                 return S_ISLNK(st->st_mode) ? do_symlink(s, fd, dfd, name, st) :
                                               do_special(s, fd, dfd, name, st);
+        if (reuse >= 0) {
+                r = link_previous(s, reuse, dfd, name, st);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        s->stats.files++;
+                        s->stats.reused++;
+                        s->stats.bytes += st->st_size;
+                        return 0;
+                }
+        }
         r = open_source(s, fd, &src);
         if (r == 1)
                 return 1;
@@ -367,7 +445,7 @@ static int make_entry(State *s, int fd, int dfd, const char *name, const struct 
  * others link to the whole file.  The table's lock is not held across the
  * clone: a link of a file being made waits for its maker alone.
  */
-static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse) {
         Links *l = s->links;
         FileId id = file_id(st);
         Link *k;
@@ -400,7 +478,7 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         if (!k || k->state != LINK_MAKING)
                 return fail(s, -ENOMEM, "cannot remember hard link");
 
-        r = make_entry(s, fd, dfd, name, st);
+        r = make_entry(s, fd, dfd, name, st, reuse);
 
         pthread_mutex_lock(&l->lock);
         k = link_find(l, id);   /* the table may have grown meanwhile */
@@ -410,11 +488,16 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         return r;
 }
 
-static int do_entry(State *s, int sfd, int dfd, const char *name) {
+/* prev: the directory sfd as the previous snapshot had it (REUSE_LINK), or NULL. */
+static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         _cleanup_close_ int fd = -EBADF;
+        ManifestEntry e = {}, old;
+        ManifestCursor children;
+        struct timespec now;
         struct statx x;
         struct stat st;
-        int r;
+        int r, reuse = -EBADF;
+        bool found = false;
 
         /*
          * Looked at through an O_PATH descriptor that never crosses into a
@@ -450,30 +533,48 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
                 s->stats.other_mounts++;
                 return 0;
         }
+        if (s->seg) {
+                /* After the statx, before the data is taken: see MANIFEST_RACY. */
+                clock_gettime(CLOCK_REALTIME_COARSE, &now);
+                r = manifest_entry_from_statx(&e, name, &x, &now);
+                if (r < 0)
+                        return fail(s, r, "cannot record");
+        }
+        if (prev) {
+                r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                if (r < 0)
+                        return fail(s, r, "cannot read the previous snapshot's manifest");
+                found = r > 0;
+        }
         if (S_ISDIR(st.st_mode))
-                return do_dir(s, fd, dfd, name, &st);
-        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st) : make_linked(s, fd, dfd, name, &st);
+                return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL);
+        if (found && S_ISREG(st.st_mode) && manifest_entry_unchanged(&old, &x))
+                reuse = prev->dir;
+        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
+                               make_linked(s, fd, dfd, name, &st, reuse);
+        if (r == 0 && s->seg && (r = manifest_segment_add(s->seg, &e)) < 0)
+                return fail(s, r, "cannot write the manifest");
         return r < 0 ? r : 0;
 }
 
-/*
- * Mirror sfd's entries into dfd.  With defer, directories are not entered
- * but their names pushed there (the parallel root's work list).
- */
-static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer) {
+/* Names each after its d_type byte: by name (strcmp). */
+static int typed_name_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a + 1, *(char *const *) b + 1);
+}
+
+/* The entries of sfd, each its d_type byte then its name, sorted by name. */
+static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
         DIR *d = opendir_fd(sfd);
+        char **l = NULL, *t = NULL;
+        size_t n = 0, cap = 0;
         struct dirent *de;
         int r = 0;
 
         if (!d)
                 return fail(s, -errno, "cannot read directory");
         for (;;) {
-                size_t saved;
+                size_t len;
 
-                if ((s->w->cancel && *s->w->cancel) || atomic_load(&s->links->stop)) {
-                        r = -ECANCELED;
-                        break;
-                }
                 errno = 0;
                 de = readdir(d);
                 if (!de) {
@@ -483,21 +584,75 @@ static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer) 
                 }
                 if (dot_or_dot_dot(de->d_name))
                         continue;
-                if (defer && de->d_type == DT_DIR) {
-                        r = strv_push(defer, n_defer, de->d_name);
+                if (n + 1 >= cap) {
+                        char **m = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+
+                        if (!m) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        l = m;
+                }
+                len = strlen(de->d_name);
+                t = malloc(len + 2);
+                if (!t) {
+                        r = -ENOMEM;
+                        break;
+                }
+                t[0] = (char) de->d_type;
+                memcpy(t + 1, de->d_name, len + 1);
+                l[n++] = t;
+                l[n] = NULL;
+        }
+        closedir(d);
+        if (r < 0) {
+                strv_free(l);
+                return r;
+        }
+        if (n > 1)
+                qsort(l, n, sizeof(char *), typed_name_cmp);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+/*
+ * Mirror sfd's entries into dfd, in name order: the order of the
+ * manifest, compared with prev (may be NULL).  With defer, directories
+ * are not entered but their names pushed there (the parallel root's work
+ * list).
+ */
+static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = read_sorted(s, sfd, &names, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                const char *name = names[i] + 1;
+                size_t saved;
+
+                if ((s->w->cancel && *s->w->cancel) || atomic_load(&s->links->stop)) {
+                        r = -ECANCELED;
+                        break;
+                }
+                if (defer && names[i][0] == DT_DIR) {
+                        r = strv_push(defer, n_defer, name);
                         if (r < 0)
                                 break;
                         continue;
                 }
-                r = path_push(s, de->d_name, &saved);
+                r = path_push(s, name, &saved);
                 if (r < 0)
                         break;
-                r = do_entry(s, sfd, dfd, de->d_name);
+                r = do_entry(s, sfd, dfd, name, prev);
                 path_pop(s, saved);
                 if (r < 0)
                         break;
         }
-        closedir(d);
+        strv_free(names);
         return r;
 }
 
@@ -544,6 +699,7 @@ static time_t monotonic_sec(void) {
  */
 static int make_leased(State *s, int src, int dst) {
         char **leased = TAKE_PTR(s->leased);
+        ManifestSegment *seg = TAKE_PTR(s->seg);        /* out of order now: not recorded */
         size_t n = s->n_leased, saved;
         time_t start = monotonic_sec(), limit = (time_t) lease_break_time() + 1;
         int r = 0;
@@ -583,12 +739,13 @@ static int make_leased(State *s, int src, int dst) {
                         r = fail(s, -errno, "cannot stat its directory in the snapshot");
                         break;
                 }
-                r = do_entry(s, sdir, ddir, base);
+                r = do_entry(s, sdir, ddir, base, NULL);
                 /* The directory's copy has its times already: keep them. */
                 if (r >= 0 && (k = copy_times_fd(ddir, &times)) < 0)
                         r = fail(s, k, "cannot set directory attributes");
         }
         s->lease_mode = LEASE_PUT_OFF;
+        s->seg = seg;
         path_pop(s, 0);
         strv_free(leased);
         return r;
@@ -602,7 +759,7 @@ int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
 
         r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
         if (r >= 0)
-                r = do_entry(&s, src_dir, dst_dir, name);
+                r = do_entry(&s, src_dir, dst_dir, name, NULL);
         if (r >= 0)
                 r = make_leased(&s, src_dir, dst_dir);
         stats_add(&w->stats, &s.stats);
@@ -627,6 +784,7 @@ typedef struct Root {
 typedef struct Worker {
         Root *root;
         State s;
+        Level level;            /* the root in the previous snapshot, this worker's reader */
         int r;
         pthread_t thread;
 } Worker;
@@ -643,7 +801,7 @@ static void *worker_run(void *arg) {
                         break;
                 r = path_push(&k->s, root->dirs[i], &saved);
                 if (r >= 0)
-                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i]);
+                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], k->s.prev ? &k->level : NULL);
                 path_pop(&k->s, saved);
                 if (r < 0) {
                         k->r = r;
@@ -654,13 +812,33 @@ static void *worker_run(void *arg) {
         return NULL;
 }
 
-static int walk_root_parallel(Root *root, unsigned n_workers) {
+/* A thread's own part of the new manifest and reader of the previous one, as the walk needs them. */
+static int state_manifest(State *s, Level *level) {
+        const MirrorReuse *reuse = s->w->reuse;
+        int r;
+
+        if (s->w->manifest) {
+                r = manifest_writer_segment(s->w->manifest, &s->seg);
+                if (r < 0)
+                        return r;
+        }
+        if (reuse && reuse->mode == REUSE_LINK) {
+                r = manifest_reader_new(reuse->prev, &s->prev);
+                if (r < 0)
+                        return r;
+                manifest_cursor_root(s->prev, &level->cur);
+                level->dir = reuse->prev_root;
+        }
+        return 0;
+}
+
+static int walk_root_parallel(Root *root, unsigned n_workers, Level *level) {
         State *s = &root->main;
         Worker *workers = NULL;
         int r;
 
         /* The root's non-directories now; directories for the workers. */
-        r = walk_dir(s, root->src, root->dst, &root->dirs, &root->n_dirs);
+        r = walk_dir(s, root->src, root->dst, level, &root->dirs, &root->n_dirs);
         if (r < 0)
                 return r;
 
@@ -676,8 +854,13 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
                 workers[i].s.path = strdup("");
                 workers[i].s.len = 0;
                 workers[i].s.cap = 1;
+                workers[i].s.seg = NULL;
+                workers[i].s.prev = NULL;
                 if (!workers[i].s.path)
                         r = -ENOMEM;
+                /* Each a run of its own, ascending: it takes the root's directories in order. */
+                if (r >= 0)
+                        r = state_manifest(&workers[i].s, &workers[i].level);
         }
         /* Worker 0 is this thread. */
         for (unsigned i = 1; r >= 0 && i < n_workers; i++)
@@ -699,6 +882,7 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
                         r = strv_push(&s->leased, &s->n_leased, workers[i].s.leased[k]);
                 strv_free(workers[i].s.leased);
                 free(workers[i].s.path);
+                manifest_reader_free(workers[i].s.prev);
         }
         free(workers);
         if (r >= 0 && s->w->cancel && *s->w->cancel)
@@ -709,13 +893,21 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
 int mirror_tree(Mirror *w, int src_root, int dst_root) {
         Links links = { .lock = PTHREAD_MUTEX_INITIALIZER, .made = PTHREAD_COND_INITIALIZER };
         Root root = { .src = src_root, .dst = dst_root };
+        Level level = { .dir = -EBADF };
         struct stat st;
         int r;
 
+        if (w->reuse && w->reuse->mode == REUSE_INPLACE)
+                return -EOPNOTSUPP;     /* the btrfs half: to come */
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
-                r = w->workers > 1 ? walk_root_parallel(&root, w->workers) :
-                                     walk_dir(&root.main, src_root, dst_root, NULL, NULL);
+                r = state_manifest(&root.main, &level);
+        if (r >= 0 && root.main.prev)
+                root.main.stats.compared++;
+        if (r >= 0)
+                r = w->workers > 1 ? walk_root_parallel(&root, w->workers, root.main.prev ? &level : NULL) :
+                                     walk_dir(&root.main, src_root, dst_root, root.main.prev ? &level : NULL,
+                                              NULL, NULL);
         if (r >= 0)
                 r = make_leased(&root.main, src_root, dst_root);
         if (r >= 0) {
@@ -727,6 +919,7 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         strv_free(root.dirs);
         strv_free(root.main.leased);
         free(root.main.path);
+        manifest_reader_free(root.main.prev);
         links_done(&links);
         return r;
 }

@@ -12,6 +12,7 @@
 #include "copy-meta.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "manifest.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
 #include "reflink.h"
@@ -43,6 +44,10 @@ typedef struct Take {
         time_t start;
         char *name;             /* SNAPSHOT_NAME_MAX */
         char partial[SNAPSHOT_NAME_MAX + 16];
+        bool full;              /* asked for a full one */
+        ManifestWriter *manifest;       /* this one's */
+        Manifest *prev;         /* the previous snapshot's, when this one reuses it */
+        int prev_root;
 } Take;
 
 static int take_open(Take *t) {
@@ -338,6 +343,74 @@ static int take_mirror_paths(Take *t, Mirror *w) {
         return r;
 }
 
+/*
+ * Is a full snapshot due by full_every?  When the newest full one (a
+ * snapshot whose facts do not say incremental; a guard never counts) is
+ * at least that old, or there is none.
+ */
+static bool take_full_due(Take *t, char **names, size_t n) {
+        if (t->job->full_every == 0)
+                return false;
+        for (size_t i = n; i > 0; i--) {
+                SnapshotFacts f;
+
+                if (store_read_kind(t->store, names[i - 1], &f) < 0 || f.guard || f.incremental)
+                        continue;
+                return (usec_t) (t->start - f.start) * USEC_PER_SEC >= t->job->full_every;
+        }
+        return true;
+}
+
+/*
+ * The snapshot this one reuses: "latest" (the newest that is not a guard),
+ * when it has a usable manifest of this job's source and excludes (key)
+ * and no full one is asked for or due.  Otherwise this one is full: why,
+ * on the log (nothing for the first one).
+ */
+static void take_previous(Take *t, int facts, uint64_t key) {
+        char prev[SNAPSHOT_NAME_MAX], **names = NULL;
+        size_t n = 0;
+        Manifest *m = NULL;
+        int r;
+
+        if (store_latest(t->store, prev) < 0)
+                return;
+        if (t->full) {
+                fprintf(t->log, "a full snapshot, as asked (--full)\n");
+                return;
+        }
+        r = store_list(t->store, &names, &n);
+        if (r >= 0 && take_full_due(t, names, n)) {
+                char span[64];
+
+                fprintf(t->log, "a full snapshot: the last full one is %s old or more (full_every)\n",
+                        timespan_format(t->job->full_every, span, sizeof(span)));
+                strv_free(names);
+                return;
+        }
+        strv_free(names);
+        r = manifest_open(facts, prev, key, &m);
+        if (r < 0) {
+                fprintf(t->log, "a full snapshot: %s %s\n", prev,
+                        r == -ENOENT ? "has no manifest (made before manifests were kept, or lost)" :
+                        r == -ESTALE ? "was taken of another source or with other exclude patterns" :
+                        r == -EBADMSG ? "has a damaged manifest" : "has a manifest that cannot be read");
+                return;
+        }
+        if (manifest_started(m) > (int64_t) t->start) {
+                fprintf(t->log, "a full snapshot: the clock is behind %s's start\n", prev);
+                manifest_free(m);
+                return;
+        }
+        t->prev_root = openat(t->store, prev, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->prev_root < 0) {
+                fprintf(t->log, "a full snapshot: cannot open %s: %m\n", prev);
+                manifest_free(m);
+                return;
+        }
+        t->prev = m;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
         _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
@@ -356,6 +429,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .log = t->log,
                 .workers = mirror_workers(),
         };
+        MirrorReuse reuse = {};
         int r;
 
         if (!skipped)
@@ -368,9 +442,33 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (r < 0)
                         return r;
         }
+        /* A guard is never the previous one (never latest): it neither keeps a manifest nor reuses. */
+        if (!t->guard) {
+                _cleanup_close_ int facts_dir = store_facts_dir(t->store, true);
+                uint64_t key = manifest_job_key(t->job->source, t->job->exclude);
+
+                if (facts_dir < 0)
+                        return facts_dir;
+                take_previous(t, facts_dir, key);
+                r = manifest_writer_new(facts_dir, t->name, key, t->start, &t->manifest);
+                if (r < 0)
+                        return r;
+                w.manifest = t->manifest;
+                if (t->prev) {
+                        reuse = (MirrorReuse) { .prev_root = t->prev_root, .prev = t->prev, .mode = REUSE_LINK };
+                        w.reuse = &reuse;
+                }
+        }
         r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
+        if (t->manifest) {
+                r = manifest_writer_finish(t->manifest);
+                if (r < 0) {
+                        fprintf(t->log, "cannot write the manifest: %s\n", strerror(-r));
+                        return r;
+                }
+        }
         if (fflush(skipped) != 0)
                 return -ENOMEM;
         *facts = (SnapshotFacts) {
@@ -388,6 +486,11 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
                 .paths = t->paths != NULL,
+                /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
+                .incremental = t->prev != NULL && w.stats.reused > 0,
+                .reused = w.stats.reused,
+                .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials,
+                .compared = w.stats.compared,
         };
         return 0;
 }
@@ -417,6 +520,12 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         /* A guard of some paths: which, before the facts that say it is one. */
         if (t->paths) {
                 r = store_write_guarded(t->store, t->name, t->guarded);
+                if (r < 0)
+                        return r;
+        }
+        /* The manifest before the facts: both go with the snapshot, as leftovers when it is never published. */
+        if (t->manifest) {
+                r = manifest_writer_publish(t->manifest);
                 if (r < 0)
                         return r;
         }
@@ -453,6 +562,9 @@ static void take_done(Take *t, int r) {
                         fprintf(t->log, "cannot remove partial snapshot %s: %s\n", t->partial,
                                 strerror(-k));
         }
+        manifest_writer_free(t->manifest);
+        manifest_free(t->prev);
+        safe_close(t->prev_root);
         safe_close(t->store);
         safe_close(t->src);
         strv_free(t->guarded);
@@ -468,6 +580,8 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .src = -EBADF,
                 .store = -EBADF,
                 .dst = -EBADF,
+                .prev_root = -EBADF,
+                .full = pre && pre->full,
                 .guard = pre && pre->guard,
                 .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),
