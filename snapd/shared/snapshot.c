@@ -411,6 +411,49 @@ static void take_previous(Take *t, int facts, uint64_t key) {
         t->prev = m;
 }
 
+/*
+ * On btrfs an incremental snapshot is made in place: the empty subvolume
+ * take_name() made gives way to a writable snapshot of the previous one
+ * (O(1) whatever its size), which the walk brings up to date
+ * (REUSE_INPLACE).  A previous snapshot that is a plain directory (a
+ * store of before subvolumes) cannot be linked to from a subvolume: this
+ * one is full then.  *ret: how the walk reuses t->prev.
+ */
+static int take_inplace(Take *t, MirrorReuseMode *ret) {
+        int r;
+
+        *ret = REUSE_LINK;
+        if (!t->subvol || !t->prev)
+                return 0;
+        r = btrfs_is_subvol_fd(t->prev_root);
+        if (r <= 0) {
+                if (r < 0)
+                        fprintf(t->log, "a full snapshot after all: cannot tell whether the previous one is a "
+                                "subvolume: %s\n", strerror(-r));
+                else
+                        fprintf(t->log, "a full snapshot after all: the previous one is a plain directory (made "
+                                "before snapshots were subvolumes), which a subvolume cannot link to\n");
+                t->prev = manifest_free(t->prev);
+                t->prev_root = safe_close(t->prev_root);
+                return 0;
+        }
+        /* Ours, under the store's lock: the name is taken again at once. */
+        t->dst = safe_close(t->dst);
+        r = btrfs_subvol_destroy(t->store, t->partial);
+        if (r >= 0)
+                r = btrfs_subvol_snapshot(t->prev_root, t->store, t->partial, false);
+        if (r < 0) {
+                fprintf(t->log, "store %s: cannot make %s a snapshot of the previous subvolume: %s\n",
+                        t->job->store, t->partial, strerror(-r));
+                return r;
+        }
+        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->dst < 0)
+                return -errno;
+        *ret = REUSE_INPLACE;
+        return 0;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
         _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
@@ -446,16 +489,22 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
         if (!t->guard) {
                 _cleanup_close_ int facts_dir = store_facts_dir(t->store, true);
                 uint64_t key = manifest_job_key(t->job->source, t->job->exclude);
+                MirrorReuseMode mode;
 
                 if (facts_dir < 0)
                         return facts_dir;
                 take_previous(t, facts_dir, key);
+                r = take_inplace(t, &mode);
+                if (r < 0)
+                        return r;
                 r = manifest_writer_new(facts_dir, t->name, key, t->start, &t->manifest);
                 if (r < 0)
                         return r;
                 w.manifest = t->manifest;
                 if (t->prev) {
-                        reuse = (MirrorReuse) { .prev_root = t->prev_root, .prev = t->prev, .mode = REUSE_LINK };
+                        /* In place, the previous snapshot's copy is the destination itself. */
+                        reuse = (MirrorReuse) { .prev_root = mode == REUSE_INPLACE ? t->dst : t->prev_root,
+                                                .prev = t->prev, .mode = mode };
                         w.reuse = &reuse;
                 }
         }
@@ -489,7 +538,9 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
                 .incremental = t->prev != NULL && w.stats.reused > 0,
                 .reused = w.stats.reused,
-                .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials,
+                /* In place, what was kept (directories brought up to date included) was not made. */
+                .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials -
+                        w.stats.kept,
                 .compared = w.stats.compared,
         };
         return 0;
