@@ -11,7 +11,8 @@
  * brought up to date in place (REUSE_INPLACE): after a change of each
  * kind it equals the source by rsync -aHAX --checksum, hard links exact,
  * the unchanged files kept (the previous snapshot's inode numbers), the
- * changed ones new, and the previous snapshot unchanged.
+ * changed ones new, and the previous snapshot unchanged; one cancelled
+ * half-way leaves its .partial- subvolume, which the next run destroys.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,13 @@ static ino_t ino_of(int store, const char *snap, const char *path) {
 
         snprintf(p, sizeof(p), "%s/%s", snap, path);
         return fstatat(store, p, &st, AT_SYMLINK_NOFOLLOW) < 0 ? 0 : st.st_ino;
+}
+
+/* A stop asked (systemctl stop) while the first file is being made. */
+static volatile sig_atomic_t stop;
+static int stopping_clone(int src, int dst_dir, const char *name, void *userdata) {
+        stop = 1;
+        return clone_double(src, dst_dir, name, NULL);
 }
 
 static bool exists(int dir, const char *name) {
@@ -286,6 +294,34 @@ int main(void) {
                           "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, name) == 0);
                 CHECK(ino_of(store, name, "h3") == ino_of(store, s2, "h3"));
                 CHECK(count_subvols(mnt) == 3);
+
+                /*
+                 * Cancelled in the middle of an update in place: the
+                 * .partial- subvolume (a snapshot of the previous one, half
+                 * brought up to date) is left, the previous one untouched;
+                 * the next run destroys it and is whole.
+                 */
+                {
+                        MirrorOps stopping = { .clone = stopping_clone };
+                        char s4[SNAPSHOT_NAME_MAX], partial[SNAPSHOT_NAME_MAX + 16];
+
+                        /* The previous one as it is, to judge it by afterwards. */
+                        CHECK(run("cd '%s' && cp -a '%s/.refsnap/job/%s' ref3", base, mnt, name) == 0);
+                        CHECK(run("cd '%s/src' && echo again >> chg/c1 && echo again >> keep/k3 && rm -r hz",
+                                  mnt) == 0);
+                        next_tick();
+                        CHECK(snapshot_take(&job, &stopping, &stop, stderr, NULL, s4, &g) == -ECANCELED);
+                        snprintf(partial, sizeof(partial), ".partial-%s", s4);
+                        CHECK(btrfs_is_subvol_at(store, partial) == 1 && count_subvols(mnt) == 4);
+                        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                                  "ref3/ '%s/.refsnap/job/%s/' 2>&1)\"", base, mnt, name) == 0);
+                        stop = 0;
+                        next_tick();
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s4, &g) == 0);
+                        CHECK(g.incremental && !exists(store, partial) && count_subvols(mnt) == 4);
+                        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                                  "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, s4) == 0);
+                }
         }
 
         store = safe_close(store);
