@@ -7,7 +7,8 @@
  * made, snapshotted read-only (unwritable even by root: -EROFS), renamed
  * within its parent, destroyed by name whole and read-only, by ID; never
  * a plain directory, a symbolic link to a subvolume, a subvolume below a
- * direct child, or a name with a slash.
+ * direct child, or a name with a slash; and one with a mount inside is
+ * left (-EXDEV).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -184,6 +185,18 @@ static void test_btrfs(void) {
         CHECK(rm_leftovers(fd, leftover, NULL, NULL, NULL) == 0);
         CHECK(!exists(fd, ".partial-moved") && !exists(fd, ".partial-dir"));
         CHECK(exists(fd, "sv/dir/file") && exists(fd, "plain") && exists(fd, "link"));
+
+        /* Something mounted inside a subvolume: never taken down with it (-EXDEV, as rm_rf_at()). */
+        {
+                char x[PATH_MAX + 32];
+
+                snprintf(x, sizeof(x), "%s/.partial-mnt/x", mnt);
+                CHECK(btrfs_subvol_make(fd, ".partial-mnt") == 0 && mkdirat(fd, ".partial-mnt/x", 0755) == 0);
+                CHECK(mount("tmpfs", x, "tmpfs", 0, "mode=0755") == 0);
+                CHECK(rm_rf_or_subvol_at(fd, ".partial-mnt", NULL) == -EXDEV);
+                CHECK(btrfs_is_subvol_at(fd, ".partial-mnt") == 1 && umount2(x, 0) == 0);
+                CHECK(rm_rf_or_subvol_at(fd, ".partial-mnt", NULL) == 0 && !exists(fd, ".partial-mnt"));
+        }
 
         /* By name, writable, holding files: gone at once; and by ID. */
         CHECK(btrfs_subvol_snapshot(sv, fd, "writable", false) == 0);
