@@ -104,8 +104,23 @@ int rm_rf_or_subvol_at(int dir_fd, const char *name, const volatile sig_atomic_t
         if (r < 0 && r != -EXDEV)
                 return r;
         if (r > 0) {
+                _cleanup_close_ int fd = -EBADF;
+
                 if (cancel && *cancel)
                         return -ECANCELED;
+                /*
+                 * A mount inside is never taken down with it (the destroy
+                 * would detach it): the subvolume is left, as rm_rf_at()
+                 * leaves what holds a mount, and -EXDEV said.
+                 */
+                fd = open_no_xdev(dir_fd, name, O_PATH | O_DIRECTORY);
+                if (fd < 0)
+                        return fd == -ENOENT ? 0 : fd;
+                r = mounts_below_fd(NULL, fd);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return -EXDEV;
                 r = btrfs_subvol_destroy(dir_fd, name);
                 return r == -ENOENT ? 0 : r;
         }
