@@ -21,6 +21,7 @@
 #include "mirror.h"
 #include "mountpoint-util.h"
 #include "reflink.h"
+#include "rm-rf.h"
 #include "stat-util.h"
 #include "strv.h"
 
@@ -83,6 +84,7 @@ typedef struct State {
         LeaseMode lease_mode;
         ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
         ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
+        bool inplace;           /* REUSE_INPLACE: the destination is a copy of the previous snapshot */
 } State;
 
 /* A directory as the previous snapshot had it, for REUSE_LINK. */
@@ -111,6 +113,7 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->other_mounts += b->other_mounts;
         a->skipped += b->skipped;
         a->reused += b->reused;
+        a->kept += b->kept;
         a->compared += b->compared;
 }
 
@@ -192,6 +195,82 @@ static bool vanished(int r) {
 }
 
 static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer);
+static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n);
+
+/*
+ * REUSE_INPLACE: whatever the copy of the previous snapshot has at
+ * dfd/name goes (a directory with everything below it), before something
+ * else is made there, or because nothing is (left out, vanished): 0 or
+ * -errno.  Nothing there: 0.  A no-op for any other walk.
+ */
+static int inplace_clear(State *s, int dfd, const char *name) {
+        int r;
+
+        if (!s->inplace)
+                return 0;
+        r = rm_rf_at(dfd, name);
+        return r < 0 ? fail(s, r, "cannot remove what the previous snapshot had here") : 0;
+}
+
+/*
+ * REUSE_INPLACE: an entry the manifest says is unchanged stays as the copy
+ * of the previous snapshot has it, once that is seen to be what it should
+ * (the type, mode and owner the source has; for a regular file or a
+ * symbolic link the size, for a device its number).  0: kept (counted);
+ * 1: not (make it anew); -errno.
+ */
+static int keep_previous(State *s, int dfd, const char *name, const struct stat *st) {
+        struct stat p;
+
+        if (fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : fail(s, -errno, "cannot stat in the previous snapshot's copy");
+        if (p.st_mode != st->st_mode || p.st_uid != st->st_uid || p.st_gid != st->st_gid)
+                return 1;
+        if ((S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && p.st_size != st->st_size)
+                return 1;
+        if ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) && p.st_rdev != st->st_rdev)
+                return 1;
+        if (S_ISREG(st->st_mode)) {
+                s->stats.files++;
+                s->stats.reused++;
+                s->stats.bytes += st->st_size;
+        } else {
+                if (S_ISLNK(st->st_mode))
+                        s->stats.symlinks++;
+                else
+                        s->stats.specials++;
+                s->stats.kept++;
+        }
+        return 0;
+}
+
+/*
+ * REUSE_INPLACE: the names of dfd (the copy of the previous snapshot)
+ * that src (the source directory's names, each after its d_type byte,
+ * sorted by name) does not hold go, each with everything below it.
+ */
+static int inplace_drop_gone(State *s, int dfd, char **src, size_t n_src) {
+        char **dst = NULL;
+        size_t n_dst = 0, i = 0;
+        int r;
+
+        r = read_sorted(s, dfd, &dst, &n_dst);
+        if (r < 0)
+                return r;
+        for (size_t j = 0; j < n_dst && r >= 0; j++) {
+                int c = 1;
+
+                while (i < n_src && (c = strcmp(src[i] + 1, dst[j] + 1)) < 0)
+                        i++;
+                if (i < n_src && c == 0)
+                        continue;
+                r = rm_rf_at(dfd, dst[j] + 1);
+                if (r < 0)
+                        r = fail(s, r, "cannot remove what the source no longer has");
+        }
+        strv_free(dst);
+        return r;
+}
 
 /*
  * fd: the directory, O_PATH, as do_entry() found it; e its record; prev
@@ -203,10 +282,11 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
         Level sub = { .dir = -EBADF };
         uint64_t token = 0;
+        bool kept = false;
         int r;
 
         if (file_id_is(st, s->w->skip))
-                return 0;       /* our own store */
+                return inplace_clear(s, dfd, name);     /* our own store */
         /* Opened through the descriptor: this directory, not what replaced it since. */
         cs = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME);
         if (cs < 0 && errno == EPERM)
@@ -214,11 +294,19 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         if (cs < 0) {
                 if (errno == ENOENT) {
                         s->stats.vanished++;
-                        return 0;
+                        return inplace_clear(s, dfd, name);
                 }
                 return fail(s, -errno, "cannot open directory");
         }
-        if (mkdirat(dfd, name, 0700) < 0)
+        /* In place: a directory of the previous snapshot's copy is brought up to date; anything else goes. */
+        if (s->inplace) {
+                struct stat p;
+
+                kept = fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(p.st_mode);
+                if (!kept && (r = inplace_clear(s, dfd, name)) < 0)
+                        return r;
+        }
+        if (!kept && mkdirat(dfd, name, 0700) < 0)
                 return fail(s, -errno, "cannot make directory");
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
@@ -240,10 +328,13 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
                 return r;
         if (s->seg && (r = manifest_segment_dir_end(s->seg, token)) < 0)
                 return fail(s, r, "cannot write the manifest");
+        if (kept && (r = drop_extra_xattrs_fd(cs, cd)) < 0)
+                return fail(s, r, "cannot set directory attributes");
         r = copy_meta_fd(cs, cd, st);
         if (r < 0)
                 return fail(s, r, "cannot set directory attributes");
         s->stats.dirs++;
+        s->stats.kept += kept;
         return 0;
 }
 
@@ -255,6 +346,20 @@ static int do_hardlink(State *s, int dfd, const char *name, const char *first) {
         parent = chase_parent(s->dst_root, first, NULL, &base);
         if (parent < 0)
                 return fail(s, parent, "cannot open the first link's directory");
+        if (s->inplace) {
+                struct stat a, b;
+                int r;
+
+                /* A link the previous snapshot's copy has already: kept. */
+                if (fstatat(parent, base, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && stat_inode_same(&a, &b)) {
+                        s->stats.hardlinks++;
+                        return 0;
+                }
+                r = inplace_clear(s, dfd, name);
+                if (r < 0)
+                        return r;
+        }
         if (linkat(parent, base, dfd, name, 0) < 0)
                 return fail(s, -errno, "cannot make hard link");
         s->stats.hardlinks++;
@@ -401,6 +506,18 @@ static int make_entry(State *s, int fd, int dfd, const char *name, const struct 
         _cleanup_close_ int src = -EBADF;
         int r;
 
+        /* In place: kept when unchanged and seen to be so; else what is there goes first. */
+        if (s->inplace) {
+                if (reuse >= 0) {
+                        r = keep_previous(s, dfd, name, st);
+                        if (r <= 0)
+                                return r;
+                }
+                r = inplace_clear(s, dfd, name);
+                if (r < 0)
+                        return r;
+                reuse = -EBADF;
+        }
         if (!S_ISREG(st->st_mode))
                 return S_ISLNK(st->st_mode) ? do_symlink(s, fd, dfd, name, st) :
                                               do_special(s, fd, dfd, name, st);
@@ -509,15 +626,15 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
                 /* A directory but for a mount on a file, which an exclusion of directories then misses. */
                 if (exclude_match(s->w->exclude, s->path, true)) {
                         s->stats.excluded++;
-                        return 0;
+                        return inplace_clear(s, dfd, name);
                 }
                 s->stats.other_mounts++;
                 fprintf(s->w->log, "%s: another filesystem is mounted here: left out, not entered\n", s->path);
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (fd == -ENOENT) {
                 s->stats.vanished++;
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (fd < 0)
                 return fail(s, fd, "cannot open");
@@ -527,11 +644,11 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
 
         if (exclude_match(s->w->exclude, s->path, S_ISDIR(st.st_mode))) {
                 s->stats.excluded++;
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (x.stx_mnt_id != s->root_mnt) {
                 s->stats.other_mounts++;
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (s->seg) {
                 /* After the statx, before the data is taken: see MANIFEST_RACY. */
@@ -548,7 +665,8 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         }
         if (S_ISDIR(st.st_mode))
                 return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL);
-        if (found && S_ISREG(st.st_mode) && manifest_entry_unchanged(&old, &x))
+        /* Linked to (REUSE_LINK: regular files), or kept in place (REUSE_INPLACE: any type). */
+        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x))
                 reuse = prev->dir;
         r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
                                make_linked(s, fd, dfd, name, &st, reuse);
@@ -630,6 +748,11 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
         r = read_sorted(s, sfd, &names, &n);
         if (r < 0)
                 return r;
+        /* In place: first what the source no longer has goes. */
+        if (s->inplace && (r = inplace_drop_gone(s, dfd, names, n)) < 0) {
+                strv_free(names);
+                return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 const char *name = names[i] + 1;
                 size_t saved;
@@ -660,7 +783,8 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
                       struct stat *st) {
         struct statx x;
 
-        *s = (State) { .w = w, .links = links, .dst_root = dst_root };
+        *s = (State) { .w = w, .links = links, .dst_root = dst_root,
+                       .inplace = w->reuse && w->reuse->mode == REUSE_INPLACE };
         if (statx(src, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
                 return -errno;
         s->root_mnt = x.stx_mnt_id;
@@ -822,7 +946,7 @@ static int state_manifest(State *s, Level *level) {
                 if (r < 0)
                         return r;
         }
-        if (reuse && reuse->mode == REUSE_LINK) {
+        if (reuse && (reuse->mode == REUSE_LINK || reuse->mode == REUSE_INPLACE)) {
                 r = manifest_reader_new(reuse->prev, &s->prev);
                 if (r < 0)
                         return r;
@@ -897,8 +1021,6 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         struct stat st;
         int r;
 
-        if (w->reuse && w->reuse->mode == REUSE_INPLACE)
-                return -EOPNOTSUPP;     /* the btrfs half: to come */
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
                 r = state_manifest(&root.main, &level);
@@ -910,6 +1032,8 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
                                               NULL, NULL);
         if (r >= 0)
                 r = make_leased(&root.main, src_root, dst_root);
+        if (r >= 0 && root.main.inplace && (r = drop_extra_xattrs_fd(src_root, dst_root)) < 0)
+                fail(&root.main, r, "cannot set attributes of the root");
         if (r >= 0) {
                 r = copy_meta_fd(src_root, dst_root, &st);
                 if (r < 0)

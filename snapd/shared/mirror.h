@@ -58,8 +58,21 @@ typedef struct MirrorOps {
  * snapshot as always: nothing else is ever linked within one snapshot.
  *
  * REUSE_INPLACE (btrfs): dst_root is already a copy of the previous
- * snapshot (a subvolume snapshot of it), to be brought up to date in
- * place: not yet, -EOPNOTSUPP.
+ * snapshot (a writable subvolume snapshot of it, O(1)), and prev_root is
+ * dst_root: it is brought up to date in place.  In each directory, first
+ * the names the source no longer has go (with everything below them);
+ * then each entry of the source: one the manifest says is unchanged
+ * stays as the copy has it, once seen to be of the type, mode, owner
+ * (and size, or device number) the source has; anything else at that
+ * name goes (rm_rf_at()) and the entry is made as always (a changed or
+ * new regular file by ops->clone, a new inode, never written through);
+ * a directory of the copy is kept and walked, a directory that is not
+ * there is made; an entry left out (excluded, vanished, a mount, our own
+ * store, a file skipped or put off) leaves nothing at its name.  Every
+ * directory's metadata is set after its entries, the extended attributes
+ * the source no longer has removed.  A hard link group: a member kept in
+ * place is the group's inode in the snapshot, the others linked to it
+ * (kept when they are already), so hard links stay exact.
  */
 typedef enum MirrorReuseMode {
         REUSE_NONE,
@@ -75,7 +88,8 @@ typedef struct MirrorReuse {
 
 typedef struct MirrorStats {
         uint64_t files, dirs, symlinks, specials, hardlinks;
-        uint64_t reused;        /* of files: linked to the previous snapshot's inode (REUSE_LINK) */
+        uint64_t reused;        /* of files: linked to the previous snapshot's inode (REUSE_LINK), or kept (REUSE_INPLACE) */
+        uint64_t kept;          /* of directories, symbolic links, special files: kept in place (REUSE_INPLACE) */
         uint64_t compared;      /* directories compared with the previous manifest */
         uint64_t bytes;         /* apparent size of the regular files */
         uint64_t excluded, vanished, other_mounts;

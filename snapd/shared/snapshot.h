@@ -40,8 +40,10 @@ typedef struct SnapshotPre {
  * source and excludes, and no full one is asked for by pre->full or due
  * by job->full_every: unchanged files are then that snapshot's inodes,
  * see MirrorReuse), else full; either way its manifest is written beside
- * its facts (not for a guard).  Built under .partial-NAME, renamed into
- * place only when complete, then "latest" moves to it.  On any failure
+ * its facts (not for a guard).  Built under .partial-NAME (on btrfs a
+ * subvolume: when incremental a writable snapshot of the previous one,
+ * brought up to date in place, REUSE_INPLACE; made read-only once
+ * complete), synced, renamed into place only when complete, then "latest" moves to it.  On any failure
  * the partial tree is removed; a cancelled one is left hidden for the
  * next run.  ops is NULL for the real engine, reflinkat(REFLINK_ATTR_ALL)
  * for each regular file.  pre (may be NULL) runs once the store is

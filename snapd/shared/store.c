@@ -550,7 +550,7 @@ int store_remove_retired(int store, FILE *log) {
 
                 if (!startswith(names[i], STORE_REMOVING_PREFIX))
                         continue;
-                k = rm_rf_at(store, names[i]);
+                k = rm_rf_or_subvol_at(store, names[i], NULL);
                 if (k < 0 && log)
                         fprintf(log, "cannot remove %s (left hidden for the next run): %s\n",
                                 names[i] + strlen(STORE_REMOVING_PREFIX), strerror(-k));

@@ -21,6 +21,11 @@
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
+ * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
+ * subvolume of its own, made read-only before it is published: a
+ * .partial- or .removing- subvolume is destroyed whole (never walked),
+ * and so is a pruned snapshot; plain-directory snapshots of before stay
+ * as they are, listed and pruned alike.
  * The store is root's, mode 0700, reached through root's directories
  * only.  A file of a snapshot may be the inode of an older one too (an
  * incremental snapshot links what did not change): nothing writes
