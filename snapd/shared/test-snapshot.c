@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "prune.h"
+#include "restore.h"
 #include "snapshot.h"
 #include "clone-double.h"
 #include "strv.h"
@@ -237,6 +239,33 @@ static void test_incremental(const char *base) {
         next_tick();
         CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n1, &f) == 0);
         CHECK(f.incremental && f.reused == 3);
+
+        /*
+         * A restore out of an incremental snapshot makes new inodes: the
+         * snapshot's, shared with older ones, are never linked out nor
+         * written through.
+         */
+        {
+                _cleanup_close_ int snap = -EBADF, live = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                Restore o = { .ops = &clone_double_ops, .log = stderr };
+                struct stat before, after, lst;
+
+                snprintf(p, sizeof(p), "%s/%s", store, n1);
+                snap = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "%s/%s/a", store, n1);
+                CHECK(stat(p, &before) == 0 && before.st_nlink >= 2);
+                sh("echo changed > '%s/isrc/a' && echo changed > '%s/isrc/d/b'", base);
+                CHECK(store_lock(s, false) == 0);
+                CHECK(restore_run(&o, snap, live, s, "a") == 0);
+                CHECK(restore_run(&o, snap, live, s, "") == 0);
+                CHECK(stat(p, &after) == 0 && after.st_ino == before.st_ino && after.st_nlink == before.st_nlink);
+                snprintf(p, sizeof(p), "%s/a", src);
+                CHECK(stat(p, &lst) == 0 && lst.st_ino != before.st_ino && lst.st_nlink == 1);
+                snprintf(p, sizeof(p), "%s/d/b", src);
+                CHECK(stat(p, &lst) == 0 && lst.st_ino != ino_in(store, n1, "d/b") && lst.st_nlink == 1);
+                sh("grep -qx a '%s/isrc/a' && grep -qx b '%s/isrc/d/b' && grep -qx a '%s/.refsnap/incr/latest/a'", base);
+                CHECK(flock(s, LOCK_UN) == 0);
+        }
 
         /* A manifest of a snapshot never published, and its temporary name, are leftovers. */
         sh("cd '%s/.refsnap/incr/.facts' && echo x > 2026-01-01T00:00:00Z.manifest && "
