@@ -441,6 +441,8 @@ static bool judge(const char *a, const char *b) {
  * double), its manifest into facts as NAME; with prev (a snapshot name),
  * reusing that one (REUSE_LINK).
  */
+static const MirrorOps *take_ops = &clone_double_ops;
+
 static int take(const char *base, int facts, const char *src, const char *name, const char *prev,
                 unsigned workers, MirrorStats *stats) {
         char path[PATH_MAX * 2];
@@ -448,7 +450,7 @@ static int take(const char *base, int facts, const char *src, const char *name, 
         ManifestWriter *mw = NULL;
         Manifest *pm = NULL;
         MirrorReuse reuse = { .mode = REUSE_LINK };
-        Mirror w = { .ops = &clone_double_ops, .log = stderr, .workers = workers };
+        Mirror w = { .ops = take_ops, .log = stderr, .workers = workers };
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", base, name);
@@ -587,6 +589,71 @@ static void test_reuse(const char *base) {
                 SKIP("a previous snapshot on another filesystem: no mount namespace of our own");
 }
 
+/*
+ * The copying double, and once, right after it made the file called
+ * "x", a same-size write to the source at write_path (its ctime moves),
+ * then a tick: what another process may do between the clone of a hard
+ * link group's first member and the statx of the next.
+ */
+static const char *write_path;
+
+static int clone_then_write(int src, int dst_dir, const char *name, void *userdata) {
+        int r = clone_double(src, dst_dir, name, userdata);
+        _cleanup_close_ int fd = -EBADF;
+
+        if (r < 0 || !write_path || strcmp(name, "x") != 0)
+                return r;
+        fd = open(write_path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || pwrite(fd, "new1", 4, 0) != 4)
+                return -EIO;
+        write_path = NULL;
+        next_tick();
+        return r;
+}
+
+static const MirrorOps clone_then_write_ops = { .clone = clone_then_write };
+
+/*
+ * A hard link group written while a snapshot takes it: the snapshot holds
+ * the data as its first member (b/x) was taken, but the second (c/x) is
+ * looked at after the write.  When the next snapshot meets c/x first (b
+ * renamed to d here; the order of parallel workers, or a lease putting
+ * b/x off, do the same), c/x must not count as unchanged: the group's
+ * data in the previous snapshot is older than c/x's ctime says.  The
+ * second snapshot equals the source.
+ */
+static void test_group_written_during_snapshot(const char *base) {
+        char src[PATH_MAX], snaps[PATH_MAX], facts_path[PATH_MAX], bx[PATH_MAX + 8], s2[PATH_MAX * 2],
+             cmd[PATH_MAX * 8];
+        _cleanup_close_ int facts = -EBADF;
+        MirrorStats st;
+
+        snprintf(src, sizeof(src), "%s/group-src", base);
+        snprintf(snaps, sizeof(snaps), "%s/group-store", base);
+        snprintf(facts_path, sizeof(facts_path), "%s/group-store/.facts", base);
+        snprintf(bx, sizeof(bx), "%s/b/x", src);
+        snprintf(s2, sizeof(s2), "%s/2026-12-03T08:00:00Z", snaps);
+        snprintf(cmd, sizeof(cmd), "set -e; mkdir -p '%s/b' '%s/c' '%s' && chmod 0700 '%s' && "
+                 "printf old1 > '%s' && ln '%s' '%s/c/x'", src, src, facts_path, snaps, bx, bx, src);
+        sh(cmd);
+        facts = open(facts_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(facts >= 0);
+        next_tick();
+
+        take_ops = &clone_then_write_ops;
+        write_path = bx;
+        CHECK(take(snaps, facts, src, "2026-12-03T07:00:00Z", NULL, 1, &st) == 0);
+        take_ops = &clone_double_ops;
+        CHECK(write_path == NULL);      /* the write happened, between b/x and c/x */
+
+        snprintf(cmd, sizeof(cmd), "mv '%s/b' '%s/d'", src, src);
+        sh(cmd);
+        next_tick();
+        CHECK(take(snaps, facts, src, "2026-12-03T08:00:00Z", "2026-12-03T07:00:00Z", 1, &st) == 0);
+        CHECK(judge(src, s2));
+        CHECK(ino_of(s2, "c/x") == ino_of(s2, "d/x"));
+}
+
 /* Peak memory of writing and reading a manifest of n entries, in a child: its maxrss in KiB. */
 static long measure_rss(const char *base, unsigned n, bool work) {
         int status, pipefd[2];
@@ -680,9 +747,10 @@ int main(void) {
                 test_decision(base);
         else
                 SKIP("the decision's cases: not root (chown)");
-        if (geteuid() == 0)
+        if (geteuid() == 0) {
                 test_reuse(base);
-        else
+                test_group_written_during_snapshot(base);
+        } else
                 SKIP("reuse: not root");
         {
                 char path[PATH_MAX + 8];
