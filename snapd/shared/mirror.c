@@ -48,6 +48,17 @@ typedef struct Link {
         FileId id;
         char *path;             /* relative to the snapshot root; NULL: a free slot */
         LinkState state;
+        /*
+         * The manifest record of the member that was made (taken before its
+         * data was): every later member is recorded with it, not with its
+         * own later look, which a write in between would have made newer
+         * than the data the snapshot holds for the group.
+         */
+        struct {
+                uint64_t dev, ino, size;
+                int64_t ctime_sec;
+                uint32_t ctime_nsec, mode, nlink, flags;
+        } rec;
 } Link;
 
 /*
@@ -562,7 +573,36 @@ static int make_entry(State *s, int fd, int dfd, const char *name, const struct 
  * others link to the whole file.  The table's lock is not held across the
  * clone: a link of a file being made waits for its maker alone.
  */
-static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse) {
+static void link_record_set(Link *k, const ManifestEntry *e) {
+        k->rec.dev = e->dev;
+        k->rec.ino = e->ino;
+        k->rec.size = e->size;
+        k->rec.ctime_sec = e->ctime_sec;
+        k->rec.ctime_nsec = e->ctime_nsec;
+        k->rec.mode = e->mode;
+        k->rec.nlink = e->nlink;
+        k->rec.flags = e->flags;
+}
+
+/* The first member's record, under e's own name. */
+static void link_record_get(const Link *k, ManifestEntry *e) {
+        e->dev = k->rec.dev;
+        e->ino = k->rec.ino;
+        e->size = k->rec.size;
+        e->ctime_sec = k->rec.ctime_sec;
+        e->ctime_nsec = k->rec.ctime_nsec;
+        e->mode = k->rec.mode;
+        e->nlink = k->rec.nlink;
+        e->flags = k->rec.flags;
+}
+
+/*
+ * A member of a hard link group: the first one met is made (rec: its
+ * manifest record, kept for the others), the others are links to it
+ * (*rec, but its name, is then the first's record).
+ */
+static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse,
+                       ManifestEntry *rec) {
         Links *l = s->links;
         FileId id = file_id(st);
         Link *k;
@@ -578,6 +618,7 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         if (k && k->state == LINK_MADE) {
                 _cleanup_free_ char *first = strdup(k->path);
 
+                link_record_get(k, rec);
                 pthread_mutex_unlock(&l->lock);
                 return first ? do_hardlink(s, dfd, name, first) : -ENOMEM;
         }
@@ -591,6 +632,8 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
                 }
         } else
                 k = link_add(l, id, s->path);
+        if (k)
+                link_record_set(k, rec);
         pthread_mutex_unlock(&l->lock);
         if (!k || k->state != LINK_MAKING)
                 return fail(s, -ENOMEM, "cannot remember hard link");
@@ -669,7 +712,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x))
                 reuse = prev->dir;
         r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
-                               make_linked(s, fd, dfd, name, &st, reuse);
+                               make_linked(s, fd, dfd, name, &st, reuse, &e);
         if (r == 0 && s->seg && (r = manifest_segment_add(s->seg, &e)) < 0)
                 return fail(s, r, "cannot write the manifest");
         return r < 0 ? r : 0;
