@@ -216,6 +216,37 @@ int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, ch
         return -ENOENT;
 }
 
+int mounts_below_fd(const char *mountinfo, int fd) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        char path[4096];
+        size_t size = 0;
+        ssize_t n;
+
+        n = readlink(PROC_FD(fd), path, sizeof(path) - 1);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= sizeof(path) - 1)
+                return -ENAMETOOLONG;
+        path[n] = '\0';
+        if (path[0] != '/' || strstr(path, " (deleted)"))
+                return -ENOENT;
+        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                char where[4096];
+
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ..." */
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", where) != 1)
+                        continue;
+                mountinfo_unescape(where);
+                if (path_startswith(where, path))
+                        return 1;
+        }
+        return 0;
+}
+
 int mount_id_is_fuse(const char *mountinfo, uint64_t id) {
         _cleanup_free_ char *line = NULL;
         char *tail, type[256];

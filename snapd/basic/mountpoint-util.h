@@ -89,6 +89,17 @@ int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, c
 int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, char **ret_tail);
 
 /*
+ * Is something mounted at or below the directory fd?  For a tree that is
+ * removed whole without a walk (a btrfs subvolume destroyed in one call),
+ * where a walk's mount ID test cannot look: the mount table (mountinfo,
+ * NULL: /proc/self/mountinfo) is searched for a mount point at or below
+ * the path the kernel gives fd (/proc/self/fd/N, in this process's
+ * namespace, as the table's are).  1, 0, or -errno (-ENOENT: fd is no
+ * longer reachable by a path).
+ */
+int mounts_below_fd(const char *mountinfo, int fd);
+
+/*
  * Is the mount of ID id (statx STATX_MNT_ID; mountinfo's first field) a
  * FUSE mount?  By the mount table (mountinfo, NULL: /proc/self/mountinfo):
  * 1, 0, or -errno (-ENOENT: no such mount there).

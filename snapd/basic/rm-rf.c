@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "btrfs-util.h"
 #include "chase.h"
 #include "dirent-util.h"
 #include "fd-util.h"
@@ -92,6 +93,41 @@ int rm_rf_at_cancellable(int dir_fd, const char *name, const volatile sig_atomic
         return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
 }
 
+int rm_rf_or_subvol_at(int dir_fd, const char *name, const volatile sig_atomic_t *cancel) {
+        int r;
+
+        if (strchr(name, '/') || dot_or_dot_dot(name))
+                return -EINVAL;
+        r = btrfs_is_subvol_at(dir_fd, name);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0 && r != -EXDEV)
+                return r;
+        if (r > 0) {
+                _cleanup_close_ int fd = -EBADF;
+
+                if (cancel && *cancel)
+                        return -ECANCELED;
+                /*
+                 * A mount inside is never taken down with it (the destroy
+                 * would detach it): the subvolume is left, as rm_rf_at()
+                 * leaves what holds a mount, and -EXDEV said.
+                 */
+                fd = open_no_xdev(dir_fd, name, O_PATH | O_DIRECTORY);
+                if (fd < 0)
+                        return fd == -ENOENT ? 0 : fd;
+                r = mounts_below_fd(NULL, fd);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return -EXDEV;
+                r = btrfs_subvol_destroy(dir_fd, name);
+                return r == -ENOENT ? 0 : r;
+        }
+        /* Not a subvolume (or a mount point, which rm_rf_at() leaves alone). */
+        return rm_rf_at_cancellable(dir_fd, name, cancel);
+}
+
 int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdata), void *userdata,
                  const volatile sig_atomic_t *cancel, FILE *log) {
         char **names = NULL;
@@ -104,7 +140,7 @@ int rm_leftovers(int dir_fd, bool (*is_leftover)(const char *name, void *userdat
 
                 if (!is_leftover(names[i], userdata))
                         continue;
-                k = rm_rf_at_cancellable(dir_fd, names[i], cancel);
+                k = rm_rf_or_subvol_at(dir_fd, names[i], cancel);
                 if (k == -ECANCELED) {
                         if (log)
                                 fprintf(log, "cancelled while removing leftover %s\n", names[i]);

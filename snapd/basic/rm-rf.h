@@ -22,8 +22,20 @@ static inline int rm_rf_at(int dir_fd, const char *name) {
 }
 
 /*
+ * The same for a direct child of dir_fd that may be a btrfs subvolume (a
+ * snapshot in a store on btrfs): one that is (btrfs_is_subvol_at(): of
+ * dir_fd's own mount, by that name) is destroyed whole, read-only or
+ * not, in one call, never walked (a read-only one cannot be emptied, and
+ * emptying a writable one file by file would cost what it holds), unless
+ * something is mounted inside it (mounts_below_fd()): then it is left and
+ * -EXDEV returned, as rm_rf_at() does;
+ * anything else goes to rm_rf_at_cancellable().  name is one component.
+ */
+int rm_rf_or_subvol_at(int dir_fd, const char *name, const volatile sig_atomic_t *cancel);
+
+/*
  * Remove the entries of dir_fd for which is_leftover(name) says so, with
- * rm_rf_at(), each described on log when not NULL ("removed leftover
+ * rm_rf_or_subvol_at(), each described on log when not NULL ("removed leftover
  * NAME", or "cannot remove leftover NAME: ERROR").  Returns 0 or the first -errno, after trying every entry;
  * -ECANCELED at once when cancel (may be NULL) is set.
  */

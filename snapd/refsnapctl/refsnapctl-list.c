@@ -22,13 +22,20 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 json_string(stdout, job->name);
                 printf(",\"snapshot\":");
                 json_string(stdout, name);
-                if (f)
+                if (f) {
                         printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu,\"skipped\":%llu,"
-                               "\"guard\":%s}",
+                               "\"guard\":%s",
                                (long long) f->start, (long long) f->end,
                                (unsigned long long) f->files, (unsigned long long) f->bytes,
                                (unsigned long long) f->skipped, f->guard ? "true" : "false");
-                else
+                        /* How it was made; null for a snapshot of before manifests, which does not say. */
+                        if (f->kind_known)
+                                printf(",\"kind\":\"%s\",\"reused\":%llu,\"made\":%llu,\"compared\":%llu}",
+                                       f->incremental ? "incremental" : "full", (unsigned long long) f->reused,
+                                       (unsigned long long) f->made, (unsigned long long) f->compared);
+                        else
+                                printf(",\"kind\":null}");
+                } else
                         printf("}");
         } else if (f) {
                 printf("%-16s %-24s %8llu %8s %6llds", job->name, name,
@@ -36,6 +43,11 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                        (long long) (f->end - f->start));
                 if (f->guard)
                         printf("  guard");
+                if (f->kind_known && f->incremental)
+                        printf("  incremental: %llu reused, %llu made", (unsigned long long) f->reused,
+                               (unsigned long long) f->made);
+                else if (f->kind_known)
+                        printf("  full: %llu made", (unsigned long long) f->made);
                 if (f->skipped)
                         printf("  partial: %llu skipped", (unsigned long long) f->skipped);
                 putchar('\n');

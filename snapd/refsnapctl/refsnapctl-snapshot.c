@@ -2,7 +2,8 @@
 /*
  * refsnapctl snapshot JOB: one now, taken by refsnapd, waited for.  With
  * --if-changed, the daemon's due-time decision made now: one is taken
- * only when on_change would not skip the job.
+ * only when on_change would not skip the job.  With --full, a full one
+ * (SnapshotFull), whatever the previous one's manifest.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,15 +44,16 @@ int verb_snapshot(int argc, char *argv[]) {
         const char *name;
         int taken = true, r;
 
-        if (argc != 2) {
-                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed]\n");
+        if (argc != 2 || (arg_if_changed && arg_full)) {
+                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed|--full]\n");
                 return EXIT_USAGE;
         }
         r = bus_open(&bus);
         if (r != EXIT_OK)
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE,
-                                           arg_if_changed ? "SnapshotIfChanged" : "Snapshot");
+                                           arg_if_changed ? "SnapshotIfChanged" :
+                                           arg_full ? "SnapshotFull" : "Snapshot");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", argv[1]);
         if (r < 0)

@@ -29,6 +29,7 @@ bool arg_delete = false;
 bool arg_delete_excluded = false;
 bool arg_no_guard = false;
 bool arg_if_changed = false;
+bool arg_full = false;
 bool arg_force = false;
 unsigned arg_force_every = 0;
 const char *arg_to = NULL;
@@ -53,7 +54,7 @@ static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
                "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
-               "  snapshot JOB [--if-changed]\n"
+               "  snapshot JOB [--if-changed|--full]\n"
                "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
@@ -73,6 +74,7 @@ static void help(void) {
                "      --delete-excluded    restore --delete: remove what the job excludes too\n"
                "      --no-guard           restore: no guard snapshot of what it replaces\n"
                "      --if-changed         snapshot: only if on_change would not skip the job\n"
+               "      --full               snapshot: a full one, sharing no file with an older one\n"
                "      --force              offsite: read every file (restic backup --force)\n"
                "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
                "  -h, --help               show this help\n"
@@ -85,7 +87,7 @@ static void help(void) {
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FORCE, ARG_FORCE_EVERY };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -96,6 +98,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "no-guard", no_argument, NULL, ARG_NO_GUARD },
                 { "delete-excluded", no_argument, NULL, ARG_DELETE_EXCLUDED },
                 { "if-changed", no_argument, NULL, ARG_IF_CHANGED },
+                { "full", no_argument, NULL, ARG_FULL },
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "force-every", required_argument, NULL, ARG_FORCE_EVERY },
                 { "help", no_argument, NULL, 'h' },
@@ -126,6 +129,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_IF_CHANGED:
                         arg_if_changed = true;
+                        break;
+                case ARG_FULL:
+                        arg_full = true;
                         break;
                 case ARG_FORCE:
                         arg_force = true;

@@ -18,6 +18,7 @@ extern bool arg_delete;         /* --delete: restore */
 extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */
 extern bool arg_no_guard;       /* --no-guard: restore */
 extern bool arg_if_changed;     /* --if-changed: snapshot */
+extern bool arg_full;           /* --full: snapshot */
 extern bool arg_force;          /* --force: offsite, a full read */
 extern unsigned arg_force_every; /* --force-every=N: offsite, every Nth run a full read; 0 never */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */

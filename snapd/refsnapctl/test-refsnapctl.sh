@@ -43,6 +43,15 @@ json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d)==3 and d[0]["files"]==1234 and d[0]["job"]=="home"' "$json"
 "$ctl" "${c[@]}" list nope >/dev/null 2>&1
 ok test $? = 4
+# How each was made, when its facts say: full or incremental, reused and made.
+printf 'start=100\nend=103\nfiles=1234\nbytes=5000000\nincremental=0\nreused=0\nmade=1300\ncompared=0\n' > "$t/store/.facts/${y}T10:30:00Z"
+printf 'start=100\nend=101\nfiles=1234\nbytes=5000000\nincremental=1\nreused=1200\nmade=100\ncompared=60\n' > "$t/store/.facts/${y}T11:00:00Z"
+out=$("$ctl" "${c[@]}" list)
+ok grep -q "^home  *${y}T10:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
+ok grep -q "^home  *${y}T10:30:00Z  *1234  *4.8M  *3s  full: 1300 made$" <<<"$out"
+ok grep -q "^home  *${y}T11:00:00Z  *1234  *4.8M  *1s  incremental: 1200 reused, 100 made$" <<<"$out"
+json=$("$ctl" "${c[@]}" --json list home)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d[0]["kind"] is None and d[1]["kind"]=="full" and d[1]["made"]==1300 and d[2]["kind"]=="incremental" and d[2]["reused"]==1200 and d[2]["made"]==100 and d[2]["compared"]==60' "$json"
 # on_change's last skip, after the newest snapshot: said, on a line of its own.
 date -u -d "${y}T12:00:00Z" +%s > "$t/store/.checked"
 out=$("$ctl" "${c[@]}" list)

@@ -105,8 +105,8 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* Snapshot() and SnapshotIfChanged(): the reply waits for the worker. */
-static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, sd_bus_error *error) {
+/* Snapshot(), SnapshotFull() and SnapshotIfChanged(): the reply waits for the worker. */
+static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full, sd_bus_error *error) {
         Manager *m = b->manager;
         Waiting *w;
         const char *name;
@@ -125,7 +125,7 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, sd_bus_er
         if (!w)
                 return -ENOMEM;
         b->waiting = w;
-        r = if_changed ? manager_job_decide(js, 0) : manager_snapshot_now(js);
+        r = if_changed ? manager_job_decide(js, 0) : manager_snapshot_now(js, full);
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, BUS_ERROR_BUSY, "A snapshot of %s is running", name);
         if (r < 0)
@@ -142,11 +142,15 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, sd_bus_er
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return snapshot_call(msg, userdata, false, error);
+        return snapshot_call(msg, userdata, false, false, error);
+}
+
+static int method_snapshot_full(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return snapshot_call(msg, userdata, false, true, error);
 }
 
 static int method_snapshot_if_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return snapshot_call(msg, userdata, true, error);
+        return snapshot_call(msg, userdata, true, false, error);
 }
 
 typedef struct PruneTask {
@@ -279,6 +283,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_snapshots, 0),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
                                 method_snapshot, 0),
+        SD_BUS_METHOD_WITH_ARGS("SnapshotFull", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
+                                method_snapshot_full, 0),
         SD_BUS_METHOD_WITH_ARGS("SnapshotIfChanged", SD_BUS_ARGS("s", job),
                                 SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed, 0),
         SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),

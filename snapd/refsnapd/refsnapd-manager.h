@@ -92,8 +92,8 @@ void manager_done(Manager *m);
 
 JobState *manager_find_job(Manager *m, const char *name);
 
-/* Start a snapshot of js now, in a worker process.  -EBUSY: one is running. */
-int manager_snapshot_now(JobState *js);
+/* Start a snapshot of js now (full: a full one), in a worker process.  -EBUSY: one is running. */
+int manager_snapshot_now(JobState *js, bool full);
 
 enum { JOB_STARTED = 1, JOB_SKIPPED = 2 };
 

@@ -129,9 +129,9 @@ static void worker_prune(const Job *job) {
                 log_job(LOG_INFO, job->name, "retention removed %d snapshot%s", r, r == 1 ? "" : "s");
 }
 
-_noreturn_ void worker_run(const Job *job) {
+_noreturn_ void worker_run(const Job *job, bool full) {
         _cleanup_free_ char *path = NULL;
-        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job };
+        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job, .full = full };
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
@@ -157,10 +157,13 @@ _noreturn_ void worker_run(const Job *job) {
                 code = EXIT_FAILED;
         } else {
                 log_job(LOG_INFO, job->name,
-                        "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, %llds",
+                        "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, %llds; "
+                        "%s: %llu reused, %llu made, %llu directories compared",
                         name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
                         (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
-                        (long long) (facts.end - facts.start));
+                        (long long) (facts.end - facts.start), facts.incremental ? "incremental" : "full",
+                        (unsigned long long) facts.reused, (unsigned long long) facts.made,
+                        (unsigned long long) facts.compared);
                 result = facts.skipped ? "partial" : "ok";
                 code = facts.skipped ? EXIT_PARTIAL : EXIT_OK;
                 if (facts.skipped)
@@ -186,13 +189,13 @@ _noreturn_ void worker_run(const Job *job) {
         _exit(code);
 }
 
-int worker_start(const Job *job, pid_t *ret) {
+int worker_start(const Job *job, bool full, pid_t *ret) {
         pid_t pid = fork();
 
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                worker_run(job);
+                worker_run(job, full);
         *ret = pid;
         return 0;
 }

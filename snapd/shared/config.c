@@ -247,6 +247,9 @@ static int handler(void *user, const char *section, const char *key, const char 
         } else if (strcmp(key, "on_change_max_skip") == 0) {
                 if (timespan_parse(value, &j->on_change_max_skip) < 0)
                         parse_error(p, key, "'%s' is not a time span (like 1d, 1w; 0 for no limit)", value);
+        } else if (strcmp(key, "full_every") == 0) {
+                if (timespan_parse(value, &j->full_every) < 0)
+                        parse_error(p, key, "'%s' is not a time span (like 1d, 1w; 0: only when needed)", value);
         } else if (strcmp(key, "hook_timeout") == 0) {
                 if (timespan_parse(value, &j->hook_timeout) < 0)
                         parse_error(p, key, "'%s' is not a time span (like 30s, 5min; 0 for none)", value);

@@ -37,6 +37,7 @@ typedef struct Job {
         char *pre_snapshot;     /* NULL: none */
         char *post_snapshot;
         usec_t hook_timeout;    /* each hook's; 0: none */
+        usec_t full_every;      /* a full snapshot when the last full one is this old; 0: only when needed */
         bool accept_quota_charges;      /* a store where user or group quotas are enforced is accepted */
         char *file;             /* where the section first appeared */
         unsigned line;

@@ -64,6 +64,42 @@ int copy_xattrs_fd(int src, int dst) {
         return 0;
 }
 
+int drop_extra_xattrs_fd(int src, int dst) {
+        _cleanup_free_ char *names = NULL;
+        char sp[PROC_FD_PATH_MAX], dp[PROC_FD_PATH_MAX];
+        ssize_t len;
+
+        proc_fd_path(src, sp);
+        proc_fd_path(dst, dp);
+        for (;;) {
+                len = listxattr(dp, NULL, 0);
+                if (len < 0)
+                        return errno == ENOTSUP ? 0 : -errno;
+                if (len == 0)
+                        return 0;
+                free(names);
+                names = malloc(len);
+                if (!names)
+                        return -ENOMEM;
+                len = listxattr(dp, names, len);
+                if (len >= 0)
+                        break;
+                if (errno != ERANGE)
+                        return -errno;
+        }
+        for (char *n = names; n < names + len; n += strlen(n) + 1) {
+                if (is_acl_xattr(n))
+                        continue;
+                if (getxattr(sp, n, NULL, 0) >= 0)
+                        continue;
+                if (errno != ENODATA)
+                        return -errno;
+                if (removexattr(dp, n) < 0 && errno != ENODATA)
+                        return -errno;
+        }
+        return 0;
+}
+
 static int copy_acl(const char *sp, const char *dp, acl_type_t type) {
         acl_t acl = acl_get_file(sp, type);
         int r = 0;

@@ -25,3 +25,10 @@ int copy_times_fd(int dst, const struct stat *st);
 
 /* Extended attributes other than the ACLs, src to dst. */
 int copy_xattrs_fd(int src, int dst);
+
+/*
+ * Remove from dst the extended attributes (other than the ACLs) that src
+ * does not have: for a directory kept from an older copy and brought up to
+ * date in place (copy_meta_fd() only adds and overwrites).
+ */
+int drop_extra_xattrs_fd(int src, int dst);

@@ -21,6 +21,7 @@
 #include "mirror.h"
 #include "mountpoint-util.h"
 #include "reflink.h"
+#include "rm-rf.h"
 #include "stat-util.h"
 #include "strv.h"
 
@@ -47,6 +48,17 @@ typedef struct Link {
         FileId id;
         char *path;             /* relative to the snapshot root; NULL: a free slot */
         LinkState state;
+        /*
+         * The manifest record of the member that was made (taken before its
+         * data was): every later member is recorded with it, not with its
+         * own later look, which a write in between would have made newer
+         * than the data the snapshot holds for the group.
+         */
+        struct {
+                uint64_t dev, ino, size;
+                int64_t ctime_sec;
+                uint32_t ctime_nsec, mode, nlink, flags;
+        } rec;
 } Link;
 
 /*
@@ -60,6 +72,7 @@ typedef struct Links {
         Link *slots;            /* open addressing, cap a power of 2 */
         size_t n, cap;
         atomic_bool stop;
+        atomic_bool no_links;   /* linkat() into the snapshot refused (another subvolume, read-only): no reuse */
 } Links;
 
 /* What the open of a file under another process's lease does. */
@@ -80,7 +93,16 @@ typedef struct State {
         char **leased;          /* files put off because another process holds a lease on them */
         size_t n_leased;
         LeaseMode lease_mode;
+        ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
+        ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
+        bool inplace;           /* REUSE_INPLACE: the destination is a copy of the previous snapshot */
 } State;
+
+/* A directory as the previous snapshot had it, for REUSE_LINK. */
+typedef struct Level {
+        ManifestCursor cur;     /* the previous manifest's entries of this directory */
+        int dir;                /* this directory in the previous snapshot (O_PATH) */
+} Level;
 
 static void links_done(Links *l) {
         for (size_t i = 0; i < l->cap; i++)
@@ -101,6 +123,9 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->vanished += b->vanished;
         a->other_mounts += b->other_mounts;
         a->skipped += b->skipped;
+        a->reused += b->reused;
+        a->kept += b->kept;
+        a->compared += b->compared;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -180,15 +205,99 @@ static bool vanished(int r) {
         return r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EINVAL || r == -EXDEV;
 }
 
-static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer);
+static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer);
+static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n);
 
-/* fd: the directory, O_PATH, as do_entry() found it. */
-static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+/*
+ * REUSE_INPLACE: whatever the copy of the previous snapshot has at
+ * dfd/name goes (a directory with everything below it), before something
+ * else is made there, or because nothing is (left out, vanished): 0 or
+ * -errno.  Nothing there: 0.  A no-op for any other walk.
+ */
+static int inplace_clear(State *s, int dfd, const char *name) {
+        int r;
+
+        if (!s->inplace)
+                return 0;
+        r = rm_rf_at(dfd, name);
+        return r < 0 ? fail(s, r, "cannot remove what the previous snapshot had here") : 0;
+}
+
+/*
+ * REUSE_INPLACE: an entry the manifest says is unchanged stays as the copy
+ * of the previous snapshot has it, once that is seen to be what it should
+ * (the type, mode and owner the source has; for a regular file or a
+ * symbolic link the size, for a device its number).  0: kept (counted);
+ * 1: not (make it anew); -errno.
+ */
+static int keep_previous(State *s, int dfd, const char *name, const struct stat *st) {
+        struct stat p;
+
+        if (fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : fail(s, -errno, "cannot stat in the previous snapshot's copy");
+        if (p.st_mode != st->st_mode || p.st_uid != st->st_uid || p.st_gid != st->st_gid)
+                return 1;
+        if ((S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && p.st_size != st->st_size)
+                return 1;
+        if ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) && p.st_rdev != st->st_rdev)
+                return 1;
+        if (S_ISREG(st->st_mode)) {
+                s->stats.files++;
+                s->stats.reused++;
+                s->stats.bytes += st->st_size;
+        } else {
+                if (S_ISLNK(st->st_mode))
+                        s->stats.symlinks++;
+                else
+                        s->stats.specials++;
+                s->stats.kept++;
+        }
+        return 0;
+}
+
+/*
+ * REUSE_INPLACE: the names of dfd (the copy of the previous snapshot)
+ * that src (the source directory's names, each after its d_type byte,
+ * sorted by name) does not hold go, each with everything below it.
+ */
+static int inplace_drop_gone(State *s, int dfd, char **src, size_t n_src) {
+        char **dst = NULL;
+        size_t n_dst = 0, i = 0;
+        int r;
+
+        r = read_sorted(s, dfd, &dst, &n_dst);
+        if (r < 0)
+                return r;
+        for (size_t j = 0; j < n_dst && r >= 0; j++) {
+                int c = 1;
+
+                while (i < n_src && (c = strcmp(src[i] + 1, dst[j] + 1)) < 0)
+                        i++;
+                if (i < n_src && c == 0)
+                        continue;
+                r = rm_rf_at(dfd, dst[j] + 1);
+                if (r < 0)
+                        r = fail(s, r, "cannot remove what the source no longer has");
+        }
+        strv_free(dst);
+        return r;
+}
+
+/*
+ * fd: the directory, O_PATH, as do_entry() found it; e its record; prev
+ * and children (or NULL): the previous snapshot's directory holding it,
+ * and its own entries in the previous manifest.
+ */
+static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st, const ManifestEntry *e,
+                  const Level *prev, const ManifestCursor *children) {
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
+        Level sub = { .dir = -EBADF };
+        uint64_t token = 0;
+        bool kept = false;
         int r;
 
         if (file_id_is(st, s->w->skip))
-                return 0;       /* our own store */
+                return inplace_clear(s, dfd, name);     /* our own store */
         /* Opened through the descriptor: this directory, not what replaced it since. */
         cs = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME);
         if (cs < 0 && errno == EPERM)
@@ -196,22 +305,47 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         if (cs < 0) {
                 if (errno == ENOENT) {
                         s->stats.vanished++;
-                        return 0;
+                        return inplace_clear(s, dfd, name);
                 }
                 return fail(s, -errno, "cannot open directory");
         }
-        if (mkdirat(dfd, name, 0700) < 0)
+        /* In place: a directory of the previous snapshot's copy is brought up to date; anything else goes. */
+        if (s->inplace) {
+                struct stat p;
+
+                kept = fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(p.st_mode);
+                if (!kept && (r = inplace_clear(s, dfd, name)) < 0)
+                        return r;
+        }
+        if (!kept && mkdirat(dfd, name, 0700) < 0)
                 return fail(s, -errno, "cannot make directory");
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
-        r = walk_dir(s, cs, cd, NULL, NULL);
+        if (children) {
+                /* In the store, ours: nobody else writes there. */
+                sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                sub.cur = *children;
+                if (sub.dir >= 0)
+                        s->stats.compared++;
+        }
+        if (s->seg && (r = manifest_segment_dir_begin(s->seg, e, &token)) < 0) {
+                safe_close(sub.dir);
+                return fail(s, r, "cannot write the manifest");
+        }
+        r = walk_dir(s, cs, cd, sub.dir >= 0 ? &sub : NULL, NULL, NULL);
+        safe_close(sub.dir);
         if (r < 0)
                 return r;
+        if (s->seg && (r = manifest_segment_dir_end(s->seg, token)) < 0)
+                return fail(s, r, "cannot write the manifest");
+        if (kept && (r = drop_extra_xattrs_fd(cs, cd)) < 0)
+                return fail(s, r, "cannot set directory attributes");
         r = copy_meta_fd(cs, cd, st);
         if (r < 0)
                 return fail(s, r, "cannot set directory attributes");
         s->stats.dirs++;
+        s->stats.kept += kept;
         return 0;
 }
 
@@ -223,6 +357,20 @@ static int do_hardlink(State *s, int dfd, const char *name, const char *first) {
         parent = chase_parent(s->dst_root, first, NULL, &base);
         if (parent < 0)
                 return fail(s, parent, "cannot open the first link's directory");
+        if (s->inplace) {
+                struct stat a, b;
+                int r;
+
+                /* A link the previous snapshot's copy has already: kept. */
+                if (fstatat(parent, base, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && stat_inode_same(&a, &b)) {
+                        s->stats.hardlinks++;
+                        return 0;
+                }
+                r = inplace_clear(s, dfd, name);
+                if (r < 0)
+                        return r;
+        }
         if (linkat(parent, base, dfd, name, 0) < 0)
                 return fail(s, -errno, "cannot make hard link");
         s->stats.hardlinks++;
@@ -327,16 +475,74 @@ static int open_source(State *s, int fd, int *ret) {
 }
 
 /*
- * Make dfd/name like the entry fd (O_PATH, not a directory): 0, 1 when it
- * was skipped or put off, or -errno.
+ * An unchanged file: a hard link to prev/name, the previous snapshot's
+ * inode made from it, once that is seen to be what it should (a regular
+ * file of the size, mode and owner the source has).  0, 1 when it cannot
+ * be (make it anew), or -errno.
  */
-static int make_entry(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+static int link_previous(State *s, int prev, int dfd, const char *name, const struct stat *st) {
+        struct stat p;
+
+        if (atomic_load(&s->links->no_links))
+                return 1;
+        if (fstatat(prev, name, &p, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : fail(s, -errno, "cannot stat in the previous snapshot");
+        if (!S_ISREG(p.st_mode) || p.st_size != st->st_size || p.st_mode != st->st_mode ||
+            p.st_uid != st->st_uid || p.st_gid != st->st_gid)
+                return 1;
+        if (linkat(prev, name, dfd, name, 0) >= 0)
+                return 0;
+        if (errno == EMLINK)
+                return 1;       /* this inode has all the links it may */
+        if (errno == EXDEV || errno == EROFS || errno == EPERM) {
+                /*
+                 * No link from there to here at all (the snapshots are
+                 * subvolumes of their own on btrfs, or read-only): every
+                 * file made anew, said once.
+                 */
+                if (!atomic_exchange(&s->links->no_links, true))
+                        fprintf(s->w->log, "cannot link to the previous snapshot (%s): every file is made anew\n",
+                                strerror(errno));
+                return 1;
+        }
+        return fail(s, -errno, "cannot link to the previous snapshot");
+}
+
+/*
+ * Make dfd/name like the entry fd (O_PATH, not a directory): 0, 1 when it
+ * was skipped or put off, or -errno.  reuse: the previous snapshot's
+ * directory, when the file is unchanged since it (else -EBADF).
+ */
+static int make_entry(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse) {
         _cleanup_close_ int src = -EBADF;
         int r;
 
+        /* In place: kept when unchanged and seen to be so; else what is there goes first. */
+        if (s->inplace) {
+                if (reuse >= 0) {
+                        r = keep_previous(s, dfd, name, st);
+                        if (r <= 0)
+                                return r;
+                }
+                r = inplace_clear(s, dfd, name);
+                if (r < 0)
+                        return r;
+                reuse = -EBADF;
+        }
         if (!S_ISREG(st->st_mode))
                 return S_ISLNK(st->st_mode) ? do_symlink(s, fd, dfd, name, st) :
                                               do_special(s, fd, dfd, name, st);
+        if (reuse >= 0) {
+                r = link_previous(s, reuse, dfd, name, st);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        s->stats.files++;
+                        s->stats.reused++;
+                        s->stats.bytes += st->st_size;
+                        return 0;
+                }
+        }
         r = open_source(s, fd, &src);
         if (r == 1)
                 return 1;
@@ -367,7 +573,36 @@ static int make_entry(State *s, int fd, int dfd, const char *name, const struct 
  * others link to the whole file.  The table's lock is not held across the
  * clone: a link of a file being made waits for its maker alone.
  */
-static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st) {
+static void link_record_set(Link *k, const ManifestEntry *e) {
+        k->rec.dev = e->dev;
+        k->rec.ino = e->ino;
+        k->rec.size = e->size;
+        k->rec.ctime_sec = e->ctime_sec;
+        k->rec.ctime_nsec = e->ctime_nsec;
+        k->rec.mode = e->mode;
+        k->rec.nlink = e->nlink;
+        k->rec.flags = e->flags;
+}
+
+/* The first member's record, under e's own name. */
+static void link_record_get(const Link *k, ManifestEntry *e) {
+        e->dev = k->rec.dev;
+        e->ino = k->rec.ino;
+        e->size = k->rec.size;
+        e->ctime_sec = k->rec.ctime_sec;
+        e->ctime_nsec = k->rec.ctime_nsec;
+        e->mode = k->rec.mode;
+        e->nlink = k->rec.nlink;
+        e->flags = k->rec.flags;
+}
+
+/*
+ * A member of a hard link group: the first one met is made (rec: its
+ * manifest record, kept for the others), the others are links to it
+ * (*rec, but its name, is then the first's record).
+ */
+static int make_linked(State *s, int fd, int dfd, const char *name, const struct stat *st, int reuse,
+                       ManifestEntry *rec) {
         Links *l = s->links;
         FileId id = file_id(st);
         Link *k;
@@ -383,6 +618,7 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         if (k && k->state == LINK_MADE) {
                 _cleanup_free_ char *first = strdup(k->path);
 
+                link_record_get(k, rec);
                 pthread_mutex_unlock(&l->lock);
                 return first ? do_hardlink(s, dfd, name, first) : -ENOMEM;
         }
@@ -396,11 +632,13 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
                 }
         } else
                 k = link_add(l, id, s->path);
+        if (k)
+                link_record_set(k, rec);
         pthread_mutex_unlock(&l->lock);
         if (!k || k->state != LINK_MAKING)
                 return fail(s, -ENOMEM, "cannot remember hard link");
 
-        r = make_entry(s, fd, dfd, name, st);
+        r = make_entry(s, fd, dfd, name, st, reuse);
 
         pthread_mutex_lock(&l->lock);
         k = link_find(l, id);   /* the table may have grown meanwhile */
@@ -410,11 +648,16 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         return r;
 }
 
-static int do_entry(State *s, int sfd, int dfd, const char *name) {
+/* prev: the directory sfd as the previous snapshot had it (REUSE_LINK), or NULL. */
+static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         _cleanup_close_ int fd = -EBADF;
+        ManifestEntry e = {}, old;
+        ManifestCursor children;
+        struct timespec now;
         struct statx x;
         struct stat st;
-        int r;
+        int r, reuse = -EBADF;
+        bool found = false;
 
         /*
          * Looked at through an O_PATH descriptor that never crosses into a
@@ -426,15 +669,15 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
                 /* A directory but for a mount on a file, which an exclusion of directories then misses. */
                 if (exclude_match(s->w->exclude, s->path, true)) {
                         s->stats.excluded++;
-                        return 0;
+                        return inplace_clear(s, dfd, name);
                 }
                 s->stats.other_mounts++;
                 fprintf(s->w->log, "%s: another filesystem is mounted here: left out, not entered\n", s->path);
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (fd == -ENOENT) {
                 s->stats.vanished++;
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (fd < 0)
                 return fail(s, fd, "cannot open");
@@ -444,36 +687,55 @@ static int do_entry(State *s, int sfd, int dfd, const char *name) {
 
         if (exclude_match(s->w->exclude, s->path, S_ISDIR(st.st_mode))) {
                 s->stats.excluded++;
-                return 0;
+                return inplace_clear(s, dfd, name);
         }
         if (x.stx_mnt_id != s->root_mnt) {
                 s->stats.other_mounts++;
-                return 0;
+                return inplace_clear(s, dfd, name);
+        }
+        if (s->seg) {
+                /* After the statx, before the data is taken: see MANIFEST_RACY. */
+                clock_gettime(CLOCK_REALTIME_COARSE, &now);
+                r = manifest_entry_from_statx(&e, name, &x, &now);
+                if (r < 0)
+                        return fail(s, r, "cannot record");
+        }
+        if (prev) {
+                r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                if (r < 0)
+                        return fail(s, r, "cannot read the previous snapshot's manifest");
+                found = r > 0;
         }
         if (S_ISDIR(st.st_mode))
-                return do_dir(s, fd, dfd, name, &st);
-        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st) : make_linked(s, fd, dfd, name, &st);
+                return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL);
+        /* Linked to (REUSE_LINK: regular files), or kept in place (REUSE_INPLACE: any type). */
+        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x))
+                reuse = prev->dir;
+        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
+                               make_linked(s, fd, dfd, name, &st, reuse, &e);
+        if (r == 0 && s->seg && (r = manifest_segment_add(s->seg, &e)) < 0)
+                return fail(s, r, "cannot write the manifest");
         return r < 0 ? r : 0;
 }
 
-/*
- * Mirror sfd's entries into dfd.  With defer, directories are not entered
- * but their names pushed there (the parallel root's work list).
- */
-static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer) {
+/* Names each after its d_type byte: by name (strcmp). */
+static int typed_name_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a + 1, *(char *const *) b + 1);
+}
+
+/* The entries of sfd, each its d_type byte then its name, sorted by name. */
+static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
         DIR *d = opendir_fd(sfd);
+        char **l = NULL, *t = NULL;
+        size_t n = 0, cap = 0;
         struct dirent *de;
         int r = 0;
 
         if (!d)
                 return fail(s, -errno, "cannot read directory");
         for (;;) {
-                size_t saved;
+                size_t len;
 
-                if ((s->w->cancel && *s->w->cancel) || atomic_load(&s->links->stop)) {
-                        r = -ECANCELED;
-                        break;
-                }
                 errno = 0;
                 de = readdir(d);
                 if (!de) {
@@ -483,21 +745,80 @@ static int walk_dir(State *s, int sfd, int dfd, char ***defer, size_t *n_defer) 
                 }
                 if (dot_or_dot_dot(de->d_name))
                         continue;
-                if (defer && de->d_type == DT_DIR) {
-                        r = strv_push(defer, n_defer, de->d_name);
+                if (n + 1 >= cap) {
+                        char **m = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+
+                        if (!m) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        l = m;
+                }
+                len = strlen(de->d_name);
+                t = malloc(len + 2);
+                if (!t) {
+                        r = -ENOMEM;
+                        break;
+                }
+                t[0] = (char) de->d_type;
+                memcpy(t + 1, de->d_name, len + 1);
+                l[n++] = t;
+                l[n] = NULL;
+        }
+        closedir(d);
+        if (r < 0) {
+                strv_free(l);
+                return r;
+        }
+        if (n > 1)
+                qsort(l, n, sizeof(char *), typed_name_cmp);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+/*
+ * Mirror sfd's entries into dfd, in name order: the order of the
+ * manifest, compared with prev (may be NULL).  With defer, directories
+ * are not entered but their names pushed there (the parallel root's work
+ * list).
+ */
+static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer) {
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = read_sorted(s, sfd, &names, &n);
+        if (r < 0)
+                return r;
+        /* In place: first what the source no longer has goes. */
+        if (s->inplace && (r = inplace_drop_gone(s, dfd, names, n)) < 0) {
+                strv_free(names);
+                return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *name = names[i] + 1;
+                size_t saved;
+
+                if ((s->w->cancel && *s->w->cancel) || atomic_load(&s->links->stop)) {
+                        r = -ECANCELED;
+                        break;
+                }
+                if (defer && names[i][0] == DT_DIR) {
+                        r = strv_push(defer, n_defer, name);
                         if (r < 0)
                                 break;
                         continue;
                 }
-                r = path_push(s, de->d_name, &saved);
+                r = path_push(s, name, &saved);
                 if (r < 0)
                         break;
-                r = do_entry(s, sfd, dfd, de->d_name);
+                r = do_entry(s, sfd, dfd, name, prev);
                 path_pop(s, saved);
                 if (r < 0)
                         break;
         }
-        closedir(d);
+        strv_free(names);
         return r;
 }
 
@@ -505,7 +826,8 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
                       struct stat *st) {
         struct statx x;
 
-        *s = (State) { .w = w, .links = links, .dst_root = dst_root };
+        *s = (State) { .w = w, .links = links, .dst_root = dst_root,
+                       .inplace = w->reuse && w->reuse->mode == REUSE_INPLACE };
         if (statx(src, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
                 return -errno;
         s->root_mnt = x.stx_mnt_id;
@@ -544,6 +866,7 @@ static time_t monotonic_sec(void) {
  */
 static int make_leased(State *s, int src, int dst) {
         char **leased = TAKE_PTR(s->leased);
+        ManifestSegment *seg = TAKE_PTR(s->seg);        /* out of order now: not recorded */
         size_t n = s->n_leased, saved;
         time_t start = monotonic_sec(), limit = (time_t) lease_break_time() + 1;
         int r = 0;
@@ -583,12 +906,13 @@ static int make_leased(State *s, int src, int dst) {
                         r = fail(s, -errno, "cannot stat its directory in the snapshot");
                         break;
                 }
-                r = do_entry(s, sdir, ddir, base);
+                r = do_entry(s, sdir, ddir, base, NULL);
                 /* The directory's copy has its times already: keep them. */
                 if (r >= 0 && (k = copy_times_fd(ddir, &times)) < 0)
                         r = fail(s, k, "cannot set directory attributes");
         }
         s->lease_mode = LEASE_PUT_OFF;
+        s->seg = seg;
         path_pop(s, 0);
         strv_free(leased);
         return r;
@@ -602,7 +926,7 @@ int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
 
         r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
         if (r >= 0)
-                r = do_entry(&s, src_dir, dst_dir, name);
+                r = do_entry(&s, src_dir, dst_dir, name, NULL);
         if (r >= 0)
                 r = make_leased(&s, src_dir, dst_dir);
         stats_add(&w->stats, &s.stats);
@@ -627,6 +951,7 @@ typedef struct Root {
 typedef struct Worker {
         Root *root;
         State s;
+        Level level;            /* the root in the previous snapshot, this worker's reader */
         int r;
         pthread_t thread;
 } Worker;
@@ -643,7 +968,7 @@ static void *worker_run(void *arg) {
                         break;
                 r = path_push(&k->s, root->dirs[i], &saved);
                 if (r >= 0)
-                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i]);
+                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], k->s.prev ? &k->level : NULL);
                 path_pop(&k->s, saved);
                 if (r < 0) {
                         k->r = r;
@@ -654,13 +979,33 @@ static void *worker_run(void *arg) {
         return NULL;
 }
 
-static int walk_root_parallel(Root *root, unsigned n_workers) {
+/* A thread's own part of the new manifest and reader of the previous one, as the walk needs them. */
+static int state_manifest(State *s, Level *level) {
+        const MirrorReuse *reuse = s->w->reuse;
+        int r;
+
+        if (s->w->manifest) {
+                r = manifest_writer_segment(s->w->manifest, &s->seg);
+                if (r < 0)
+                        return r;
+        }
+        if (reuse && (reuse->mode == REUSE_LINK || reuse->mode == REUSE_INPLACE)) {
+                r = manifest_reader_new(reuse->prev, &s->prev);
+                if (r < 0)
+                        return r;
+                manifest_cursor_root(s->prev, &level->cur);
+                level->dir = reuse->prev_root;
+        }
+        return 0;
+}
+
+static int walk_root_parallel(Root *root, unsigned n_workers, Level *level) {
         State *s = &root->main;
         Worker *workers = NULL;
         int r;
 
         /* The root's non-directories now; directories for the workers. */
-        r = walk_dir(s, root->src, root->dst, &root->dirs, &root->n_dirs);
+        r = walk_dir(s, root->src, root->dst, level, &root->dirs, &root->n_dirs);
         if (r < 0)
                 return r;
 
@@ -676,8 +1021,13 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
                 workers[i].s.path = strdup("");
                 workers[i].s.len = 0;
                 workers[i].s.cap = 1;
+                workers[i].s.seg = NULL;
+                workers[i].s.prev = NULL;
                 if (!workers[i].s.path)
                         r = -ENOMEM;
+                /* Each a run of its own, ascending: it takes the root's directories in order. */
+                if (r >= 0)
+                        r = state_manifest(&workers[i].s, &workers[i].level);
         }
         /* Worker 0 is this thread. */
         for (unsigned i = 1; r >= 0 && i < n_workers; i++)
@@ -699,6 +1049,7 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
                         r = strv_push(&s->leased, &s->n_leased, workers[i].s.leased[k]);
                 strv_free(workers[i].s.leased);
                 free(workers[i].s.path);
+                manifest_reader_free(workers[i].s.prev);
         }
         free(workers);
         if (r >= 0 && s->w->cancel && *s->w->cancel)
@@ -709,15 +1060,23 @@ static int walk_root_parallel(Root *root, unsigned n_workers) {
 int mirror_tree(Mirror *w, int src_root, int dst_root) {
         Links links = { .lock = PTHREAD_MUTEX_INITIALIZER, .made = PTHREAD_COND_INITIALIZER };
         Root root = { .src = src_root, .dst = dst_root };
+        Level level = { .dir = -EBADF };
         struct stat st;
         int r;
 
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
-                r = w->workers > 1 ? walk_root_parallel(&root, w->workers) :
-                                     walk_dir(&root.main, src_root, dst_root, NULL, NULL);
+                r = state_manifest(&root.main, &level);
+        if (r >= 0 && root.main.prev)
+                root.main.stats.compared++;
+        if (r >= 0)
+                r = w->workers > 1 ? walk_root_parallel(&root, w->workers, root.main.prev ? &level : NULL) :
+                                     walk_dir(&root.main, src_root, dst_root, root.main.prev ? &level : NULL,
+                                              NULL, NULL);
         if (r >= 0)
                 r = make_leased(&root.main, src_root, dst_root);
+        if (r >= 0 && root.main.inplace && (r = drop_extra_xattrs_fd(src_root, dst_root)) < 0)
+                fail(&root.main, r, "cannot set attributes of the root");
         if (r >= 0) {
                 r = copy_meta_fd(src_root, dst_root, &st);
                 if (r < 0)
@@ -727,6 +1086,7 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         strv_free(root.dirs);
         strv_free(root.main.leased);
         free(root.main.path);
+        manifest_reader_free(root.main.prev);
         links_done(&links);
         return r;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "manifest.h"
 #include "stat-util.h"
 
 /*
@@ -39,8 +40,57 @@ typedef struct MirrorOps {
         void *userdata;
 } MirrorOps;
 
+/*
+ * Reuse of the previous snapshot of the same source (the hook of
+ * incremental snapshots).  The walk compares each directory with the
+ * previous manifest (merge-join, see manifest.h); an entry is unchanged
+ * when manifest_entry_unchanged() says so.
+ *
+ * REUSE_LINK (any filesystem; XFS): dst_root is empty, as for a full
+ * snapshot; an unchanged regular file becomes a hard link (linkat) to the
+ * previous snapshot's inode at the same path, once that is seen to be a
+ * regular file of the same size, mode and owner (else, or at EMLINK, it
+ * is made anew).  Changed and new files are made by ops->clone;
+ * directories, symbolic links and special files are made as always.  A
+ * hard link group of the source is linked whole to the previous inode
+ * when unchanged (its link count is part of the comparison, and ctime
+ * moves on link and unlink), else made anew once and linked within the
+ * snapshot as always: nothing else is ever linked within one snapshot.
+ *
+ * REUSE_INPLACE (btrfs): dst_root is already a copy of the previous
+ * snapshot (a writable subvolume snapshot of it, O(1)), and prev_root is
+ * dst_root: it is brought up to date in place.  In each directory, first
+ * the names the source no longer has go (with everything below them);
+ * then each entry of the source: one the manifest says is unchanged
+ * stays as the copy has it, once seen to be of the type, mode, owner
+ * (and size, or device number) the source has; anything else at that
+ * name goes (rm_rf_at()) and the entry is made as always (a changed or
+ * new regular file by ops->clone, a new inode, never written through);
+ * a directory of the copy is kept and walked, a directory that is not
+ * there is made; an entry left out (excluded, vanished, a mount, our own
+ * store, a file skipped or put off) leaves nothing at its name.  Every
+ * directory's metadata is set after its entries, the extended attributes
+ * the source no longer has removed.  A hard link group: a member kept in
+ * place is the group's inode in the snapshot, the others linked to it
+ * (kept when they are already), so hard links stay exact.
+ */
+typedef enum MirrorReuseMode {
+        REUSE_NONE,
+        REUSE_LINK,
+        REUSE_INPLACE,
+} MirrorReuseMode;
+
+typedef struct MirrorReuse {
+        int prev_root;          /* the previous snapshot's root directory */
+        Manifest *prev;         /* its manifest, checked (manifest_open()) */
+        MirrorReuseMode mode;
+} MirrorReuse;
+
 typedef struct MirrorStats {
         uint64_t files, dirs, symlinks, specials, hardlinks;
+        uint64_t reused;        /* of files: linked to the previous snapshot's inode (REUSE_LINK), or kept (REUSE_INPLACE) */
+        uint64_t kept;          /* of directories, symbolic links, special files: kept in place (REUSE_INPLACE) */
+        uint64_t compared;      /* directories compared with the previous manifest */
         uint64_t bytes;         /* apparent size of the regular files */
         uint64_t excluded, vanished, other_mounts;
         uint64_t skipped;       /* regular files the kernel would not reflink, for a reason of their own */
@@ -55,6 +105,8 @@ typedef struct Mirror {
         bool skip_refused;                      /* skip a file the kernel refuses (mirror_skippable) */
         FILE *skipped;                          /* NULL, or: "ERRNO PATH" for each skipped file */
         unsigned workers;                       /* > 1: the root's directories in parallel */
+        const MirrorReuse *reuse;               /* NULL: every entry made anew (mirror_tree() only) */
+        ManifestWriter *manifest;               /* NULL, or: each entry made is recorded (mirror_tree() only) */
         MirrorStats stats;                        /* added to */
 } Mirror;
 
@@ -77,6 +129,11 @@ bool mirror_skippable(int r);
 /*
  * Returns 0, or -errno of the first failure that makes the snapshot
  * unusable (described on w->log); the caller removes dst_root then.
+ * Each directory's entries are taken in name order (strcmp).  With
+ * w->manifest, every entry put in the snapshot is recorded there, in
+ * the order manifest.h describes (a file put off for a lease is not
+ * recorded: the next snapshot makes it anew); the caller then finishes
+ * the manifest.
  */
 int mirror_tree(Mirror *w, int src_root, int dst_root);
 

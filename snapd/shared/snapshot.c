@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "btrfs-util.h"
 #include "chase.h"
 #include "copy-meta.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "manifest.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
 #include "reflink.h"
@@ -37,10 +39,15 @@ typedef struct Take {
         char *skipped;          /* the skipped files, "ERRNO PATH" lines */
         size_t skipped_size;
         int src, store, dst;
+        bool subvol;            /* the store is on btrfs: each snapshot a subvolume of its own */
         struct stat store_st;
         time_t start;
         char *name;             /* SNAPSHOT_NAME_MAX */
         char partial[SNAPSHOT_NAME_MAX + 16];
+        bool full;              /* asked for a full one */
+        ManifestWriter *manifest;       /* this one's */
+        Manifest *prev;         /* the previous snapshot's, when this one reuses it */
+        int prev_root;
 } Take;
 
 static int take_open(Take *t) {
@@ -135,6 +142,11 @@ static int take_open(Take *t) {
                         qgroup);
                 return -EPERM;
         }
+        /* On btrfs every new snapshot is a subvolume (those of before stay directories). */
+        r = fd_is_btrfs(t->store);
+        if (r < 0)
+                return r;
+        t->subvol = r > 0;
         return fstat(t->store, &t->store_st) < 0 ? -errno : 0;
 }
 
@@ -164,11 +176,35 @@ static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
         return 0;
 }
 
+/*
+ * .partial-NAME made: a directory, or on btrfs an empty subvolume (made
+ * read-only and renamed into place once complete).  0, -EEXIST or -errno.
+ */
+static int take_make_partial(Take *t, const char *partial) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!t->subvol)
+                return mkdirat(t->store, partial, 0700) < 0 ? -errno : 0;
+        r = btrfs_subvol_make(t->store, partial);
+        if (r < 0)
+                return r;
+        /* Root's alone while it is made, as a .partial- directory is (mirror_tree() sets it last). */
+        fd = openat(t->store, partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fchmod(fd, 0700) < 0) {
+                r = -errno;
+                (void) btrfs_subvol_destroy(t->store, partial);
+                return r;
+        }
+        return 0;
+}
+
 /* A name not taken yet, by a snapshot or a partial one; its .partial- made. */
 static int take_name(Take *t) {
         for (unsigned seq = 0; seq < 100; seq++) {
                 char partial[sizeof(t->partial)];
                 struct stat ignored;
+                int r;
 
                 snapshot_name_format(t->start, seq, t->name);
                 snprintf(partial, sizeof(partial), ".partial-%s", t->name);
@@ -176,13 +212,18 @@ static int take_name(Take *t) {
                         continue;
                 if (errno != ENOENT)
                         return -errno;
-                if (mkdirat(t->store, partial, 0700) == 0) {
+                r = take_make_partial(t, partial);
+                if (r >= 0) {
                         /* Ours from here on: take_done() removes it on failure. */
                         memcpy(t->partial, partial, sizeof(partial));
                         return 0;
                 }
-                if (errno != EEXIST)
-                        return -errno;
+                if (r != -EEXIST) {
+                        if (t->subvol)
+                                fprintf(t->log, "store %s: cannot make the subvolume %s: %s\n", t->job->store,
+                                        partial, strerror(-r));
+                        return r;
+                }
         }
         return -EEXIST;
 }
@@ -302,6 +343,117 @@ static int take_mirror_paths(Take *t, Mirror *w) {
         return r;
 }
 
+/*
+ * Is a full snapshot due by full_every?  When the newest full one (a
+ * snapshot whose facts do not say incremental; a guard never counts) is
+ * at least that old, or there is none.
+ */
+static bool take_full_due(Take *t, char **names, size_t n) {
+        if (t->job->full_every == 0)
+                return false;
+        for (size_t i = n; i > 0; i--) {
+                SnapshotFacts f;
+
+                if (store_read_kind(t->store, names[i - 1], &f) < 0 || f.guard || f.incremental)
+                        continue;
+                return (usec_t) (t->start - f.start) * USEC_PER_SEC >= t->job->full_every;
+        }
+        return true;
+}
+
+/*
+ * The snapshot this one reuses: "latest" (the newest that is not a guard),
+ * when it has a usable manifest of this job's source and excludes (key)
+ * and no full one is asked for or due.  Otherwise this one is full: why,
+ * on the log (nothing for the first one).
+ */
+static void take_previous(Take *t, int facts, uint64_t key) {
+        char prev[SNAPSHOT_NAME_MAX], **names = NULL;
+        size_t n = 0;
+        Manifest *m = NULL;
+        int r;
+
+        if (store_latest(t->store, prev) < 0)
+                return;
+        if (t->full) {
+                fprintf(t->log, "a full snapshot, as asked (--full)\n");
+                return;
+        }
+        r = store_list(t->store, &names, &n);
+        if (r >= 0 && take_full_due(t, names, n)) {
+                char span[64];
+
+                fprintf(t->log, "a full snapshot: the last full one is %s old or more (full_every)\n",
+                        timespan_format(t->job->full_every, span, sizeof(span)));
+                strv_free(names);
+                return;
+        }
+        strv_free(names);
+        r = manifest_open(facts, prev, key, &m);
+        if (r < 0) {
+                fprintf(t->log, "a full snapshot: %s %s\n", prev,
+                        r == -ENOENT ? "has no manifest (made before manifests were kept, or lost)" :
+                        r == -ESTALE ? "was taken of another source or with other exclude patterns" :
+                        r == -EBADMSG ? "has a damaged manifest" : "has a manifest that cannot be read");
+                return;
+        }
+        if (manifest_started(m) > (int64_t) t->start) {
+                fprintf(t->log, "a full snapshot: the clock is behind %s's start\n", prev);
+                manifest_free(m);
+                return;
+        }
+        t->prev_root = openat(t->store, prev, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->prev_root < 0) {
+                fprintf(t->log, "a full snapshot: cannot open %s: %m\n", prev);
+                manifest_free(m);
+                return;
+        }
+        t->prev = m;
+}
+
+/*
+ * On btrfs an incremental snapshot is made in place: the empty subvolume
+ * take_name() made gives way to a writable snapshot of the previous one
+ * (O(1) whatever its size), which the walk brings up to date
+ * (REUSE_INPLACE).  A previous snapshot that is a plain directory (a
+ * store of before subvolumes) cannot be linked to from a subvolume: this
+ * one is full then.  *ret: how the walk reuses t->prev.
+ */
+static int take_inplace(Take *t, MirrorReuseMode *ret) {
+        int r;
+
+        *ret = REUSE_LINK;
+        if (!t->subvol || !t->prev)
+                return 0;
+        r = btrfs_is_subvol_fd(t->prev_root);
+        if (r <= 0) {
+                if (r < 0)
+                        fprintf(t->log, "a full snapshot after all: cannot tell whether the previous one is a "
+                                "subvolume: %s\n", strerror(-r));
+                else
+                        fprintf(t->log, "a full snapshot after all: the previous one is a plain directory (made "
+                                "before snapshots were subvolumes), which a subvolume cannot link to\n");
+                t->prev = manifest_free(t->prev);
+                t->prev_root = safe_close(t->prev_root);
+                return 0;
+        }
+        /* Ours, under the store's lock: the name is taken again at once. */
+        t->dst = safe_close(t->dst);
+        r = btrfs_subvol_destroy(t->store, t->partial);
+        if (r >= 0)
+                r = btrfs_subvol_snapshot(t->prev_root, t->store, t->partial, false);
+        if (r < 0) {
+                fprintf(t->log, "store %s: cannot make %s a snapshot of the previous subvolume: %s\n",
+                        t->job->store, t->partial, strerror(-r));
+                return r;
+        }
+        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->dst < 0)
+                return -errno;
+        *ret = REUSE_INPLACE;
+        return 0;
+}
+
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
                        SnapshotFacts *facts) {
         _cleanup_fclose_ FILE *skipped = open_memstream(&t->skipped, &t->skipped_size);
@@ -320,6 +472,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .log = t->log,
                 .workers = mirror_workers(),
         };
+        MirrorReuse reuse = {};
         int r;
 
         if (!skipped)
@@ -332,9 +485,39 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (r < 0)
                         return r;
         }
+        /* A guard is never the previous one (never latest): it neither keeps a manifest nor reuses. */
+        if (!t->guard) {
+                _cleanup_close_ int facts_dir = store_facts_dir(t->store, true);
+                uint64_t key = manifest_job_key(t->job->source, t->job->exclude);
+                MirrorReuseMode mode;
+
+                if (facts_dir < 0)
+                        return facts_dir;
+                take_previous(t, facts_dir, key);
+                r = take_inplace(t, &mode);
+                if (r < 0)
+                        return r;
+                r = manifest_writer_new(facts_dir, t->name, key, t->start, &t->manifest);
+                if (r < 0)
+                        return r;
+                w.manifest = t->manifest;
+                if (t->prev) {
+                        /* In place, the previous snapshot's copy is the destination itself. */
+                        reuse = (MirrorReuse) { .prev_root = mode == REUSE_INPLACE ? t->dst : t->prev_root,
+                                                .prev = t->prev, .mode = mode };
+                        w.reuse = &reuse;
+                }
+        }
         r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
+        if (t->manifest) {
+                r = manifest_writer_finish(t->manifest);
+                if (r < 0) {
+                        fprintf(t->log, "cannot write the manifest: %s\n", strerror(-r));
+                        return r;
+                }
+        }
         if (fflush(skipped) != 0)
                 return -ENOMEM;
         *facts = (SnapshotFacts) {
@@ -352,19 +535,48 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
                 .paths = t->paths != NULL,
+                /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
+                .incremental = t->prev != NULL && w.stats.reused > 0,
+                .reused = w.stats.reused,
+                /* In place, what was kept (directories brought up to date included) was not made. */
+                .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials -
+                        w.stats.kept,
+                .compared = w.stats.compared,
         };
         return 0;
 }
 
-/* Facts first, then the rename that makes the snapshot visible, then latest. */
+/*
+ * Read-only (a subvolume), synced, facts, then the rename that makes the
+ * snapshot visible, then latest.
+ */
 static int take_publish(Take *t, const SnapshotFacts *facts) {
         int r;
 
+        /*
+         * A subvolume is made read-only before it is published: written by
+         * nobody from then on, root included.  The flag and everything in
+         * it are on disk with the transaction syncfs() commits.
+         */
+        if (t->subvol) {
+                r = btrfs_subvol_set_read_only(t->dst, true);
+                if (r < 0) {
+                        fprintf(t->log, "store %s: cannot make %s read-only: %s\n", t->job->store, t->partial,
+                                strerror(-r));
+                        return r;
+                }
+        }
         if (syncfs(t->dst) < 0)
                 return -errno;
         /* A guard of some paths: which, before the facts that say it is one. */
         if (t->paths) {
                 r = store_write_guarded(t->store, t->name, t->guarded);
+                if (r < 0)
+                        return r;
+        }
+        /* The manifest before the facts: both go with the snapshot, as leftovers when it is never published. */
+        if (t->manifest) {
+                r = manifest_writer_publish(t->manifest);
                 if (r < 0)
                         return r;
         }
@@ -395,12 +607,15 @@ static void take_done(Take *t, int r) {
         if (t->partial[0] && r == -ECANCELED)
                 fprintf(t->log, "cancelled: %s is left for the next run to remove\n", t->partial);
         else if (t->partial[0]) {
-                int k = rm_rf_at(t->store, t->partial);
+                int k = rm_rf_or_subvol_at(t->store, t->partial, NULL);
 
                 if (k < 0)
                         fprintf(t->log, "cannot remove partial snapshot %s: %s\n", t->partial,
                                 strerror(-k));
         }
+        manifest_writer_free(t->manifest);
+        manifest_free(t->prev);
+        safe_close(t->prev_root);
         safe_close(t->store);
         safe_close(t->src);
         strv_free(t->guarded);
@@ -416,6 +631,8 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .src = -EBADF,
                 .store = -EBADF,
                 .dst = -EBADF,
+                .prev_root = -EBADF,
+                .full = pre && pre->full,
                 .guard = pre && pre->guard,
                 .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),

@@ -18,6 +18,7 @@
 #include "dirent-util.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "manifest.h"
 #include "mountpoint-util.h"
 #include "rm-rf.h"
 #include "store.h"
@@ -229,7 +230,6 @@ static bool is_store_leftover(const char *name, void *userdata) {
                 strcmp(name, "..checked.tmp") == 0;
 }
 
-static int facts_dir(int store, bool create);
 
 /*
  * Facts are written before the rename that publishes their snapshot: a
@@ -237,7 +237,7 @@ static int facts_dir(int store, bool create);
  * a temp file.  Both go.
  */
 static int remove_orphan_facts(int store, FILE *log) {
-        _cleanup_close_ int dir = facts_dir(store, false);
+        _cleanup_close_ int dir = store_facts_dir(store, false);
         char **names = NULL;
         size_t n = 0;
         int r;
@@ -248,16 +248,19 @@ static int remove_orphan_facts(int store, FILE *log) {
                 return dir;
         r = dir_names_sorted(dir, &names, &n);
         for (size_t i = 0; i < n; i++) {
-                char snap[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
+                char snap[SNAPSHOT_NAME_MAX + sizeof(MANIFEST_SUFFIX)];
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, NAME.skipped or NAME.guarded: NAME's, kept while NAME is there. */
+                /* NAME, NAME.skipped, NAME.guarded or NAME.manifest: NAME's, kept while NAME is there. */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 sl = strlen(STORE_GUARDED_SUFFIX);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_GUARDED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(MANIFEST_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, MANIFEST_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -295,7 +298,7 @@ int store_remove_leftovers(int store, const volatile sig_atomic_t *cancel, FILE 
         return store_remove_leftovers_locked(store, cancel, log);
 }
 
-static int facts_dir(int store, bool create) {
+int store_facts_dir(int store, bool create) {
         int fd = openat(store, ".facts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
         if (fd < 0 && errno == ENOENT && create) {
@@ -310,7 +313,7 @@ static int facts_dir(int store, bool create) {
 }
 
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list) {
-        _cleanup_close_ int dir = facts_dir(store, true);
+        _cleanup_close_ int dir = store_facts_dir(store, true);
         _cleanup_free_ char *text = NULL;
         char list[SNAPSHOT_NAME_MAX + sizeof(STORE_SKIPPED_SUFFIX)];
         int r;
@@ -320,10 +323,10 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
         if (asprintf(&text, "start=%lld\nend=%lld\nfiles=%" PRIu64 "\ndirs=%" PRIu64 "\nsymlinks=%" PRIu64
                      "\nspecials=%" PRIu64 "\nhardlinks=%" PRIu64 "\nbytes=%" PRIu64 "\nvanished=%" PRIu64
                      "\nexcluded=%" PRIu64 "\nskipped=%" PRIu64 "\nguard=%d\nguarded=%" PRIu64 "\npaths=%d"
-                     "\nerrors=%u\n",
+                     "\nincremental=%d\nreused=%" PRIu64 "\nmade=%" PRIu64 "\ncompared=%" PRIu64 "\nerrors=%u\n",
                      (long long) f->start, (long long) f->end, f->files, f->dirs, f->symlinks, f->specials,
                      f->hardlinks, f->bytes, f->vanished, f->excluded, f->skipped, f->guard, f->guarded,
-                     f->paths, f->errors) < 0)
+                     f->paths, f->incremental, f->reused, f->made, f->compared, f->errors) < 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
@@ -338,7 +341,7 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
 }
 
 int store_read_facts(int store, const char *name, SnapshotFacts *f) {
-        _cleanup_close_ int dir = facts_dir(store, false);
+        _cleanup_close_ int dir = store_facts_dir(store, false);
         char key[32];
         unsigned long long v;
         FILE *in;
@@ -370,6 +373,10 @@ int store_read_facts(int store, const char *name, SnapshotFacts *f) {
                 else if (!strcmp(key, "guard")) f->guard = v != 0;
                 else if (!strcmp(key, "guarded")) f->guarded = v;
                 else if (!strcmp(key, "paths")) f->paths = v != 0;
+                else if (!strcmp(key, "incremental")) f->incremental = v != 0, f->kind_known = true;
+                else if (!strcmp(key, "reused")) f->reused = v;
+                else if (!strcmp(key, "made")) f->made = v;
+                else if (!strcmp(key, "compared")) f->compared = v;
                 else if (!strcmp(key, "errors")) f->errors = (unsigned) v;
         }
         fclose(in);
@@ -394,7 +401,7 @@ int store_read_kind(int store, const char *name, SnapshotFacts *f) {
 
 /* A list of paths beside name's facts: "ERRNO PATH" lines, backslashes and newlines in PATH escaped. */
 static int read_list(int store, const char *name, const char *suffix, char ***ret) {
-        _cleanup_close_ int dir = facts_dir(store, false);
+        _cleanup_close_ int dir = store_facts_dir(store, false);
         char list[SNAPSHOT_NAME_MAX + 16];
         _cleanup_free_ char *line = NULL, *path = NULL;
         size_t size = 0, k = 0;
@@ -460,7 +467,7 @@ int store_read_guarded(int store, const char *name, char ***ret) {
 }
 
 int store_write_guarded(int store, const char *name, char *const *paths) {
-        _cleanup_close_ int dir = facts_dir(store, true);
+        _cleanup_close_ int dir = store_facts_dir(store, true);
         _cleanup_free_ char *text = NULL;
         char list[SNAPSHOT_NAME_MAX + sizeof(STORE_GUARDED_SUFFIX)];
         size_t size = 0;
@@ -509,19 +516,21 @@ int store_retire(int store, const char *name) {
         if (renameat2(store, name, store, hidden, RENAME_NOREPLACE) < 0)
                 return -errno;
         /* Retired now, whatever follows: facts left behind are leftovers of the next run. */
-        dir = facts_dir(store, false);
+        dir = store_facts_dir(store, false);
         if (dir >= 0) {
                 (void) unlinkat(dir, name, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_SKIPPED_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_GUARDED_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" MANIFEST_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
         }
         return 0;
 }
 
 int store_sync(int store) {
-        _cleanup_close_ int dir = facts_dir(store, false);
+        _cleanup_close_ int dir = store_facts_dir(store, false);
 
         if (fsync(store) < 0)
                 return -errno;
@@ -541,7 +550,7 @@ int store_remove_retired(int store, FILE *log) {
 
                 if (!startswith(names[i], STORE_REMOVING_PREFIX))
                         continue;
-                k = rm_rf_at(store, names[i]);
+                k = rm_rf_or_subvol_at(store, names[i], NULL);
                 if (k < 0 && log)
                         fprintf(log, "cannot remove %s (left hidden for the next run): %s\n",
                                 names[i] + strlen(STORE_REMOVING_PREFIX), strerror(-k));

@@ -20,8 +20,16 @@
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
+ *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
+ * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
+ * subvolume of its own, made read-only before it is published: a
+ * .partial- or .removing- subvolume is destroyed whole (never walked),
+ * and so is a pruned snapshot; plain-directory snapshots of before stay
+ * as they are, listed and pruned alike.
  * The store is root's, mode 0700, reached through root's directories
- * only.  The hidden names are never listed; whatever of them a run leaves
+ * only.  A file of a snapshot may be the inode of an older one too (an
+ * incremental snapshot links what did not change): nothing writes
+ * through a snapshot's files.  The hidden names are never listed; whatever of them a run leaves
  * (killed, power cut) the next run removes, under the store's lock.
  */
 
@@ -37,6 +45,11 @@ typedef struct SnapshotFacts {
         bool guard;             /* taken by a restore, of what it was about to replace */
         uint64_t guarded;       /* how many paths a guard of some paths holds (in .facts/NAME.guarded) */
         bool paths;             /* a guard of some paths only, not the whole job (even one that held none) */
+        bool kind_known;        /* the facts say full or incremental (written since manifests are kept) */
+        bool incremental;       /* made from the previous snapshot, sharing with it the files that had not changed */
+        uint64_t reused;        /* files that are the previous snapshot's inodes */
+        uint64_t made;          /* entries made anew: files, directories, symbolic links, special files */
+        uint64_t compared;      /* directories compared with the previous snapshot's manifest */
         unsigned errors;
 } SnapshotFacts;
 
@@ -95,6 +108,9 @@ int store_lock(int store, bool wait);
 int store_remove_leftovers(int store, const volatile sig_atomic_t *cancel, FILE *log);
 /* The same, for a caller that holds the lock. */
 int store_remove_leftovers_locked(int store, const volatile sig_atomic_t *cancel, FILE *log);
+
+/* STORE/.facts, made when missing and create (synced before any facts are written in it). */
+int store_facts_dir(int store, bool create);
 
 /*
  * Write the facts of snapshot name (and, when skipped_list is not NULL,

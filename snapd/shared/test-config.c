@@ -161,6 +161,20 @@ int main(void) {
                 CHECK(d && d->jobs[0]->on_change_max_skip == 24 * USEC_PER_HOUR);
                 config_free(d);
         }
+        /* full_every: off unless set. */
+        expect_error(JOB "full_every = weekly\n", "main.conf:5: full_every: 'weekly' is not a time span");
+        {
+                Config *d = NULL;
+                _cleanup_free_ char *e2 = load(JOB, &d);
+
+                CHECK(e2 == NULL && d && d->jobs[0]->full_every == 0);
+                config_free(d);
+                d = NULL;
+                free(e2);
+                e2 = load(JOB "full_every = 1w\n", &d);
+                CHECK(e2 == NULL && d && d->jobs[0]->full_every == USEC_PER_WEEK);
+                config_free(d);
+        }
         expect_error(JOB "keep_min_age = 1y\n", "main.conf:5: keep_min_age: '1y' is not a time span");
         expect_error(JOB "keep_guard = soon\n", "main.conf:5: keep_guard: 'soon' is not a time span");
         expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");

@@ -181,6 +181,16 @@ same_deep() {
 	[ "$a" = "$b" ] && [ -n "$a" ]
 }
 
+# rm_store DIR: remove a store made by refsnapd, whose snapshots on btrfs
+# are read-only subvolumes (rm -rf cannot empty those: EROFS).
+rm_store() {
+	local s
+	for s in "$1"/20* "$1"/.partial-* "$1"/.removing-*; do
+		[ "$(stat -c %i "$s" 2>/dev/null)" = 256 ] && btrfs subvolume delete "$s" > /dev/null
+	done
+	rm -rf "$1"
+}
+
 conf=${REFSNAP_TEST_CONF:-/etc/refsnap/conf.d}
 mkdir -p "$conf"
 job_conf() {	# job_conf NAME SOURCE STORE [KEY=VALUE...]

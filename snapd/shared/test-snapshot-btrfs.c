@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Snapshots into a store on btrfs (a loop device, in a mount namespace of
+ * the test's own; only where btrfs and the loop driver are in the kernel
+ * already and we are root), the clone step the copying test double: each
+ * new snapshot is a read-only subvolume, unwritable even by root; an old
+ * plain-directory snapshot is adopted (listed, pruned); a prune destroys
+ * the subvolume; a stale .partial- or .removing- subvolume, read-only, is
+ * destroyed at the next run; a failed snapshot leaves no subvolume.  An
+ * incremental one is a writable snapshot of the previous subvolume
+ * brought up to date in place (REUSE_INPLACE): after a change of each
+ * kind it equals the source by rsync -aHAX --checksum, hard links exact,
+ * the unchanged files kept (the previous snapshot's inode numbers), the
+ * changed ones new, and the previous snapshot unchanged; one cancelled
+ * half-way leaves its .partial- subvolume, which the next run destroys.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "btrfs-util.h"
+#include "clone-double.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "prune.h"
+#include "snapshot.h"
+#include "strv.h"
+#include "tests.h"
+
+static char base[] = "/run/refsnap-test-snapshot-btrfs.XXXXXX";
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...) {
+        char cmd[PATH_MAX * 4];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        return system(cmd);
+}
+
+static bool has_btrfs_and_loop(void) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[128];
+
+        if (access("/dev/loop-control", F_OK) < 0)
+                return false;
+        f = fopen("/proc/filesystems", "re");
+        while (f && fgets(line, sizeof(line), f))
+                if (strcmp(line, "\tbtrfs\n") == 0)
+                        return true;
+        return false;
+}
+
+static int failing_clone(int src, int dst_dir, const char *name, void *userdata) {
+        return ++*(int *) userdata >= 2 ? -ENOSPC : clone_double(src, dst_dir, name, NULL);
+}
+
+/* Until the coarse clock is past now: a ctime set before is not "racy" (manifest.h). */
+static void next_tick(void) {
+        struct timespec a, b;
+
+        clock_gettime(CLOCK_REALTIME, &a);
+        do
+                clock_gettime(CLOCK_REALTIME_COARSE, &b);
+        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
+}
+
+/* The inode number of store/snap/path (0: none). */
+static ino_t ino_of(int store, const char *snap, const char *path) {
+        char p[PATH_MAX];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/%s", snap, path);
+        return fstatat(store, p, &st, AT_SYMLINK_NOFOLLOW) < 0 ? 0 : st.st_ino;
+}
+
+/* A stop asked (systemctl stop) while the first file is being made. */
+static volatile sig_atomic_t stop;
+static int stopping_clone(int src, int dst_dir, const char *name, void *userdata) {
+        stop = 1;
+        return clone_double(src, dst_dir, name, NULL);
+}
+
+static bool exists(int dir, const char *name) {
+        struct stat st;
+
+        return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Is store/name a read-only subvolume? */
+static bool read_only_subvol(int store, const char *name) {
+        _cleanup_close_ int fd = openat(store, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        return fd >= 0 && btrfs_is_subvol_fd(fd) == 1 && btrfs_subvol_get_read_only(fd) == 1;
+}
+
+/* How many subvolumes the filesystem at mnt holds (btrfs subvolume list, as an admin sees them). */
+static int count_subvols(const char *mnt) {
+        char cmd[PATH_MAX + 64], line[512];
+        FILE *p;
+        int n = 0;
+
+        snprintf(cmd, sizeof(cmd), "btrfs subvolume list '%s' 2>/dev/null", mnt);
+        p = popen(cmd, "r");
+        while (p && fgets(line, sizeof(line), p))
+                n++;
+        if (!p || pclose(p) != 0)
+                return -1;
+        return n;
+}
+
+static size_t count_snapshots(int store) {
+        char **names = NULL;
+        size_t n = 0;
+
+        if (store_list(store, &names, &n) < 0)
+                return (size_t) -1;
+        strv_free(names);
+        return n;
+}
+
+int main(void) {
+        char mnt[PATH_MAX], src[PATH_MAX + 8], store_path[PATH_MAX + 32], name[SNAPSHOT_NAME_MAX],
+             name2[SNAPSHOT_NAME_MAX];
+        _cleanup_close_ int store = -EBADF;
+        SnapshotFacts f;
+        Job job;
+        int calls = 0;
+
+        if (geteuid() != 0) {
+                SKIP("a btrfs of its own needs root");
+                return tests_end();
+        }
+        /* Never make the host's kernel load a module for a test (as test-qgroup). */
+        if (!has_btrfs_and_loop()) {
+                SKIP("btrfs or the loop driver not in this kernel already");
+                return tests_end();
+        }
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                SKIP("no mount namespace of our own");
+                return tests_end();
+        }
+        if (!mkdtemp(base))
+                return 2;
+        snprintf(mnt, sizeof(mnt), "%s/mnt", base);
+        if (run("cd '%s' && mkdir mnt && truncate -s 128M img && mkfs.btrfs -q -f img >/dev/null 2>&1 && "
+                "mount -o loop img mnt 2>/dev/null", base) != 0) {
+                SKIP("no loop-mounted btrfs here");
+                run("rm -rf '%s'", base);
+                return tests_end();
+        }
+        snprintf(src, sizeof(src), "%s/src", mnt);
+        snprintf(store_path, sizeof(store_path), "%s/.refsnap/job", mnt);
+        job = (Job) { .name = "job", .source = src, .store = store_path };
+        /*
+         * A store of before: one plain-directory snapshot (a copy of the
+         * source), its facts gone with the format of the time.
+         */
+        CHECK(run("cd '%s' && mkdir -p src/a/b .refsnap/job && echo one > src/a/f1 && echo two > src/a/b/f2 && "
+                  "ln src/a/f1 src/hard && ln -s a/f1 src/link && chmod 0750 src/a && "
+                  "cp -a src .refsnap/job/2001-01-01T00:00:00Z", mnt) == 0);
+        store = open(store_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(store >= 0);
+        CHECK(btrfs_is_subvol_at(store, "2001-01-01T00:00:00Z") == 0);
+
+        /* A new snapshot: a read-only subvolume, the source's copy, written by nobody. */
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name, &f) == 0);
+        CHECK(read_only_subvol(store, name));
+        CHECK(run("cd '%s' && diff -r src '.refsnap/job/%s' && "
+                  "test \"$(stat -c %%a .refsnap/job/%s/a)\" = 750 && "
+                  "test \"$(stat -c %%i .refsnap/job/%s/hard)\" = \"$(stat -c %%i .refsnap/job/%s/a/f1)\"",
+                  mnt, name, name, name, name) == 0);
+        {
+                _cleanup_close_ int snap = openat(store, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                CHECK(openat(snap, "a/f1", O_WRONLY | O_CLOEXEC) == -1 && errno == EROFS);
+                CHECK(unlinkat(snap, "a/f1", 0) == -1 && errno == EROFS);
+                CHECK(fchmod(snap, 0777) == -1 && errno == EROFS);
+        }
+        /* Both kinds listed; latest the new one. */
+        CHECK(count_snapshots(store) == 2);
+        CHECK(run("test \"$(readlink '%s/latest')\" = '%s'", store_path, name) == 0);
+
+        /* What a killed run left: a .partial- and a .removing- subvolume, read-only. */
+        CHECK(run("cd '%s' && btrfs subvolume create .partial-2026-01-01T00:00:00Z >/dev/null && "
+                  "touch .partial-2026-01-01T00:00:00Z/f && "
+                  "btrfs property set .partial-2026-01-01T00:00:00Z ro true && "
+                  "btrfs subvolume snapshot -r .partial-2026-01-01T00:00:00Z .removing-2026-01-01T00:00:01Z "
+                  ">/dev/null", store_path) == 0);
+        CHECK(count_subvols(mnt) == 3);
+        /* The next snapshot destroys them first, and is a subvolume of its own. */
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name2, &f) == 0);
+        CHECK(!exists(store, ".partial-2026-01-01T00:00:00Z") && !exists(store, ".removing-2026-01-01T00:00:01Z"));
+        CHECK(read_only_subvol(store, name2));
+        CHECK(count_subvols(mnt) == 2);
+
+        /* A snapshot that fails (a full disk at the second file): no subvolume left. */
+        {
+                MirrorOps failing = { .clone = failing_clone, .userdata = &calls };
+                char name3[SNAPSHOT_NAME_MAX];
+
+                /* A full one, so that files are made (an incremental one would keep them all). */
+                CHECK(snapshot_take(&job, &failing, NULL, stderr, &(SnapshotPre) { .full = true }, name3, &f) ==
+                      -ENOSPC);
+                CHECK(count_subvols(mnt) == 2);
+                CHECK(run("! ls -A '%s' | grep -q '^\\.partial-'", store_path) == 0);
+        }
+
+        /*
+         * Prune: the first subvolume renamed into 2001 (read-only as it is)
+         * goes with the old directory; one snapshot an hour is kept.
+         */
+        CHECK(run("cd '%s' && mv '%s' 2001-01-01T00:00:01Z && mv '.facts/%s' .facts/2001-01-01T00:00:01Z",
+                  store_path, name, name) == 0);
+        job.retention = (RetentionPolicy) { .hourly = 1 };
+        CHECK(snapshot_prune(&job, time(NULL), false, NULL) == 2);
+        CHECK(!exists(store, "2001-01-01T00:00:00Z") && !exists(store, "2001-01-01T00:00:01Z"));
+        CHECK(read_only_subvol(store, name2));
+        CHECK(count_snapshots(store) == 1);
+        CHECK(count_subvols(mnt) == 1);
+        CHECK(run("! ls -A '%s' | grep -q '^\\.removing-'", store_path) == 0);
+
+        /*
+         * Incremental, in place.  A tree with a change of each kind to
+         * come; the first snapshot is full, the next ones incremental.
+         */
+        {
+                char *exclude[] = { (char *) "*.tmp", NULL };
+                char s1[SNAPSHOT_NAME_MAX], s2[SNAPSHOT_NAME_MAX];
+                SnapshotFacts g;
+                ino_t keep, chg, h1;
+
+                /* From an empty store: no name freed by the prune above taken again within its second. */
+                CHECK(store_retire(store, name2) == 0 && store_remove_retired(store, NULL) == 0);
+                CHECK(count_snapshots(store) == 0 && count_subvols(mnt) == 0);
+                job.exclude = exclude;
+                job.retention = (RetentionPolicy) {};
+                CHECK(run("cd '%s/src' && mkdir keep chg rm dir2file d-x && "
+                          "for i in 1 2 3 4 5; do echo $i > keep/k$i; done && echo c > chg/c1 && echo r > rm/r1 && "
+                          "echo in > dir2file/f && echo f > file2dir && echo x > xa && setfattr -n user.a -v 1 xa && "
+                          "setfattr -n user.d -v 1 d-x && ln -s x sym && mkfifo fifo && echo h > h1 && ln h1 h2 && "
+                          "echo t > old.tmp && mkdir hl hm hz && echo g > hl/a && ln hl/a hm/b && echo z > hz/a && ln hz/a hm/z && "
+                          "cp -a . '%s/ref1'", mnt, base) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s1, &f) == 0);
+                CHECK(!f.incremental && read_only_subvol(store, s1));
+                keep = ino_of(store, s1, "keep/k1");
+                chg = ino_of(store, s1, "chg/c1");
+                h1 = ino_of(store, s1, "h1");
+                CHECK(run("cd '%s/src' && echo more >> chg/c1 && rm rm/r1 && rm -r dir2file && echo now > dir2file && "
+                          "rm file2dir && mkdir file2dir && echo in > file2dir/g && setfattr -x user.a xa && "
+                          "setfattr -x user.d d-x && chmod 0700 keep && ln -sfn y sym && echo n > new1 && "
+                          "ln h1 h3 && echo t > junk.tmp && setfacl -m u:3000:r keep/k2 && "
+                          /* A directory renamed: its hard link members at new paths, walked before and after the kept ones. */
+                          "mkdir ha hzz && mv hm/b ha/b && mv hm/z hzz/z && rmdir hm", mnt) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s2, &g) == 0);
+                CHECK(g.incremental);
+                printf("# incremental in place: %llu reused, %llu made, %llu directories compared\n",
+                       (unsigned long long) g.reused, (unsigned long long) g.made, (unsigned long long) g.compared);
+                CHECK(g.reused >= 4);
+                CHECK(read_only_subvol(store, s2));
+                /* Equal to the source by rsync; the previous snapshot equal to the source as it was. */
+                CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                          "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, s2) == 0);
+                CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                          "--exclude='*.tmp' '%s/ref1/' '.refsnap/job/%s/' 2>&1)\"", mnt, base, s1) == 0);
+                CHECK(!exists(store, "junk.tmp") && run("test ! -e '%s/%s/junk.tmp'", store_path, s2) == 0);
+                /* Kept: the previous snapshot's inode (its copy in the new subvolume); changed: a new one. */
+                CHECK(keep != 0 && ino_of(store, s2, "keep/k1") == keep);
+                CHECK(chg != 0 && ino_of(store, s2, "chg/c1") != chg);
+                /* A hard link group that changed (a new link): made anew, linked whole. */
+                CHECK(ino_of(store, s2, "h1") != h1 && ino_of(store, s2, "h2") == ino_of(store, s2, "h1") &&
+                      ino_of(store, s2, "h3") == ino_of(store, s2, "h1"));
+                CHECK(run("test \"$(stat -c %%h '%s/%s/h1')\" = 3", store_path, s2) == 0);
+                /* Moved members linked to their kept or remade partners: hard links exact. */
+                CHECK(ino_of(store, s2, "ha/b") == ino_of(store, s2, "hl/a"));
+                CHECK(ino_of(store, s2, "hzz/z") == ino_of(store, s2, "hz/a"));
+                /* A third one with nothing changed: everything kept. */
+                next_tick();
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name, &g) == 0);
+                CHECK(g.incremental && g.reused == g.files && g.made == 0);
+                CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                          "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, name) == 0);
+                CHECK(ino_of(store, name, "h3") == ino_of(store, s2, "h3"));
+                CHECK(count_subvols(mnt) == 3);
+
+                /*
+                 * Cancelled in the middle of an update in place: the
+                 * .partial- subvolume (a snapshot of the previous one, half
+                 * brought up to date) is left, the previous one untouched;
+                 * the next run destroys it and is whole.
+                 */
+                {
+                        MirrorOps stopping = { .clone = stopping_clone };
+                        char s4[SNAPSHOT_NAME_MAX], partial[SNAPSHOT_NAME_MAX + 16];
+
+                        /* The previous one as it is, to judge it by afterwards. */
+                        CHECK(run("cd '%s' && cp -a '%s/.refsnap/job/%s' ref3", base, mnt, name) == 0);
+                        CHECK(run("cd '%s/src' && echo again >> chg/c1 && echo again >> keep/k3 && rm -r hz",
+                                  mnt) == 0);
+                        next_tick();
+                        CHECK(snapshot_take(&job, &stopping, &stop, stderr, NULL, s4, &g) == -ECANCELED);
+                        snprintf(partial, sizeof(partial), ".partial-%s", s4);
+                        CHECK(btrfs_is_subvol_at(store, partial) == 1 && count_subvols(mnt) == 4);
+                        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                                  "ref3/ '%s/.refsnap/job/%s/' 2>&1)\"", base, mnt, name) == 0);
+                        stop = 0;
+                        next_tick();
+                        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s4, &g) == 0);
+                        CHECK(g.incremental && !exists(store, partial) && count_subvols(mnt) == 4);
+                        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
+                                  "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, s4) == 0);
+                }
+        }
+
+        store = safe_close(store);
+        run("umount '%s/mnt'; rm -rf '%s'", base, base);
+        return tests_end();
+}
