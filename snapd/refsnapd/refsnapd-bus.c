@@ -17,6 +17,7 @@
 #include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
+#include "refsnapd-log-control.h"
 #include "store.h"
 #include "strv.h"
 
@@ -793,6 +794,8 @@ int bus_new(Manager *m, Bus **ret) {
                 r = sd_bus_add_node_enumerator(b->bus, NULL, BUS_JOB_PREFIX, job_enumerate, b);
         if (r >= 0)
                 r = sd_bus_add_object_manager(b->bus, NULL, BUS_PATH);
+        if (r >= 0)
+                r = bus_log_control_register(b->bus);
         if (r >= 0)
                 r = sd_event_add_defer(m->event, &b->emit, on_emit, b);
         if (r >= 0)

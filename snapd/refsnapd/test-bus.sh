@@ -125,12 +125,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 fi
 
 # The objects, in systemd's shape: one per job under /org/refsnap1/job,
-# an object manager at /org/refsnap1.
+# an object manager at /org/refsnap1, LogControl1.
 bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
 J=org.refsnap1.Job
 tree=$("${bc[@]}" tree --list org.refsnap1 2>&1)
 ok grep -qx /org/refsnap1/job/bt <<<"$tree"
 ok grep -qx /org/refsnap1/job/pr <<<"$tree"
+ok grep -qx /org/freedesktop/LogControl1 <<<"$tree"
 intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1/job/bt $J 2>&1)
 for p in Name:s Source:ay Store:ay IntervalUSec:t Running:b Changed:b Paused:b LastSnapshot:s \
 	LastSnapshotUSec:t LastResult:s LastSkipUSec:t LastVerifiedUSec:t NextDueUSec:t SnapshotsKept:u; do
@@ -168,6 +169,16 @@ assert j["Name"]["data"] == "pr" and j["SnapshotsKept"]["data"] == 2 and j["Last
 assert bytes(j["Store"]["data"]).decode() == sys.argv[2] + "/store2"
 ' "$managed" "$t"; }
 ok managed_ok
+# LogControl1, as systemctl service-log-level sets it.
+L=(/org/freedesktop/LogControl1 org.freedesktop.LogControl1)
+ok test "$(gp "${L[@]}" LogLevel)" = 's "info"'
+ok test "$(gp "${L[@]}" SyslogIdentifier)" = 's "refsnapd"'
+ok test "$(gp "${L[@]}" LogTarget)" = 's "console"'
+ok "${bc[@]}" set-property org.refsnap1 "${L[@]}" LogLevel s debug
+ok test "$(gp "${L[@]}" LogLevel)" = 's "debug"'
+ok test "$(rc "${bc[@]}" set-property org.refsnap1 "${L[@]}" LogLevel s loud)" = 1
+ok test "$(gp "${L[@]}" LogLevel)" = 's "debug"'
+
 # Reload(): a job's section again in a drop-in fails it with BadConfig,
 # naming the place, and the old jobs stay; without it, the new job comes
 # (InterfacesAdded), and its first snapshot, held in its pre_snapshot
