@@ -698,6 +698,10 @@ static void on_job_changed(JobState *js, void *userdata) {
         mark_dirty(userdata, js);
 }
 
+static void on_stopping(void *userdata) {
+        mark_dirty(userdata, NULL);     /* State */
+}
+
 static bool published(Bus *b, const char *name, size_t *index) {
         for (size_t i = 0; i < b->n_published; i++)
                 if (strcmp(b->published[i], name) == 0) {
@@ -816,6 +820,7 @@ int bus_new(Manager *m, Bus **ret) {
                 .dropped = on_dropped,
                 .job_changed = on_job_changed,
                 .jobs_changed = on_jobs_changed,
+                .stopping = on_stopping,
                 .userdata = b,
         };
         *ret = b;

@@ -874,6 +874,8 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                 return 0;
         m->stopping = true;
         sd_notify(false, "STOPPING=1\nSTATUS=stopping");
+        if (m->listener.stopping)
+                m->listener.stopping(m->listener.userdata);
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->child) {
                         kill(m->jobs[i]->child, SIGTERM);

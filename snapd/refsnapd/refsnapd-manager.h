@@ -63,6 +63,8 @@ typedef struct ManagerListener {
         void (*job_changed)(JobState *js, void *userdata);
         /* The set of jobs or their configuration changed (start, reload). */
         void (*jobs_changed)(void *userdata);
+        /* The daemon is stopping. */
+        void (*stopping)(void *userdata);
         void *userdata;
 } ManagerListener;
 
