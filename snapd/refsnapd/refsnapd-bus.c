@@ -698,8 +698,12 @@ static void on_job_changed(JobState *js, void *userdata) {
         mark_dirty(userdata, js);
 }
 
+/* Said at once: the loop may end before it is idle again. */
 static void on_stopping(void *userdata) {
-        mark_dirty(userdata, NULL);     /* State */
+        Bus *b = userdata;
+
+        b->manager_dirty = true;        /* State */
+        (void) on_emit(b->emit, b);
 }
 
 static bool published(Bus *b, const char *name, size_t *index) {

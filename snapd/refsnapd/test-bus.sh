@@ -265,8 +265,6 @@ ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 
 for i in $(seq 100); do seen /org/refsnap1 InterfacesRemoved "$S" && break; sleep 0.1; done
 ok seen /org/refsnap1 InterfacesRemoved "object path \"$S\"[^]]*string \"org.refsnap1.Job\""
 ok sh -c "! '${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' tree --list org.refsnap1 | grep -q slow"
-kill "$mon_pid" 2>/dev/null
-wait "$mon_pid" 2>/dev/null
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
 # lock keeps the prune waiting for it, so the stop surely finds it.
@@ -300,6 +298,11 @@ wait "$caller" "$holder" 2>/dev/null
 ok test -d "$t/store2/2020-01-01T00:00:00Z"
 ok test -d "$t/store2/2020-01-02T00:00:00Z"
 d_pid=
+# The stop was said: the manager's State became stopping (PropertiesChanged,
+# sent while the daemon waited for its prune to end).
+ok seen /org/refsnap1 PropertiesChanged 'string "State"\s*variant\s*string "stopping"'
+kill "$mon_pid" 2>/dev/null
+wait "$mon_pid" 2>/dev/null
 ok test "$(rc "$ctl" status)" = 3
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
 [ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# calls:"; sed 's/^/# /' "$t/calls.log"; }
