@@ -105,11 +105,11 @@ static int check_root(sd_bus_message *msg, sd_bus_error *error) {
         if (r < 0)
                 return r;
         if (euid != 0) {
-                log_notice("%s() from uid " "%u" " (%s) refused: root only", member, euid,
+                log_notice("%s() from uid %u (%s) refused: root only", member, (unsigned) euid,
                            sd_bus_message_get_sender(msg));
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may do this");
         }
-        log_info("%s() called by uid " "%u" " (%s)", member, euid, sd_bus_message_get_sender(msg));
+        log_info("%s() called by uid %u (%s)", member, (unsigned) euid, sd_bus_message_get_sender(msg));
         return 0;
 }
 
