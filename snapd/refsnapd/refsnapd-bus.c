@@ -84,14 +84,37 @@ static int read_options(sd_bus_message *msg, sd_bus_error *error) {
 }
 
 /*
+ * "uid U, pid P, unit UNIT (:1.N)" of a call's sender, for the log only:
+ * the pid as the bus says it, the unit read from /proc by that pid (which
+ * may be another process's by now), so never for a decision.
+ */
+static void format_caller(sd_bus_message *msg, uid_t euid, char *buf, size_t size) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *unit = NULL;
+        pid_t pid = 0;
+
+        if (sd_bus_query_sender_creds(msg, SD_BUS_CREDS_PID | SD_BUS_CREDS_UNIT | SD_BUS_CREDS_AUGMENT,
+                                      &creds) >= 0) {
+                (void) sd_bus_creds_get_pid(creds, &pid);
+                if (sd_bus_creds_get_unit(creds, &unit) < 0)
+                        unit = NULL;
+        }
+        const char *sender = sd_bus_message_get_sender(msg);
+
+        snprintf(buf, size, "uid %u, pid %d, unit %s (%s)", (unsigned) euid, (int) pid, unit ? unit : "-",
+                 sender ? sender : "-");
+}
+
+/*
  * Methods that change what the daemon does answer root alone, whatever
  * the bus policy says: the sender's effective uid as the bus tells it
  * (never read from /proc through a PID, which may have been reused).
- * Either way the call is logged with the caller's uid.
+ * Either way the call is logged with the caller's uid, pid and unit.
  */
 static int check_root(sd_bus_message *msg, sd_bus_error *error) {
         const char *member = sd_bus_message_get_member(msg);
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        char caller[256];
         uid_t euid;
         int r;
 
@@ -104,12 +127,12 @@ static int check_root(sd_bus_message *msg, sd_bus_error *error) {
         r = sd_bus_creds_get_euid(creds, &euid);
         if (r < 0)
                 return r;
+        format_caller(msg, euid, caller, sizeof(caller));
         if (euid != 0) {
-                log_notice("%s() from uid %u (%s) refused: root only", member, (unsigned) euid,
-                           sd_bus_message_get_sender(msg));
+                log_notice("%s() from %s refused: root only", member, caller);
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may do this");
         }
-        log_info("%s() called by uid %u (%s)", member, (unsigned) euid, sd_bus_message_get_sender(msg));
+        log_info("%s() called by %s", member, caller);
         return 0;
 }
 
