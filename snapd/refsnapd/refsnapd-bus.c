@@ -302,7 +302,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-/* GetJob(s job) -> (o path) */
+/* GetJob(s job, a{sv} options) -> (o path) */
 static int method_get_job(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_free_ char *path = NULL;
         Bus *b = userdata;
@@ -310,6 +310,9 @@ static int method_get_job(sd_bus_message *msg, void *userdata, sd_bus_error *err
         int r;
 
         r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
         if (r < 0)
                 return r;
         if (!find_or_error(b->manager, name, error))
@@ -506,7 +509,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed, 0),
         SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),
                                 SD_BUS_RESULT("u", removed, "s", report), method_prune, 0),
-        SD_BUS_METHOD_WITH_ARGS("GetJob", SD_BUS_ARGS("s", job), SD_BUS_RESULT("o", path), method_get_job, 0),
+        SD_BUS_METHOD_WITH_ARGS("GetJob", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_RESULT("o", path),
+                                method_get_job, 0),
         /* Root alone, checked in code (check_root()). */
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", job, "a{sv}", options),
                                 SD_BUS_RESULT("s", result), method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -158,7 +158,7 @@ next=$(gp /org/refsnap1/job/bt $J NextDueUSec)
 ok test "${next#t }" -gt "$(( $(date +%s) * 1000000 ))"
 ok test "$(gp /org/refsnap1 org.refsnap1.Manager State)" = 's "running"'
 ok grep -q '^s "[0-9]' <<<"$(gp /org/refsnap1 org.refsnap1.Manager Version)"
-ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob s pr 2>&1)" = 'o "/org/refsnap1/job/pr"'
+ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} pr 0 2>&1)" = 'o "/org/refsnap1/job/pr"'
 managed=$("${bc[@]}" --json=short call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects 2>&1)
 managed_ok() { python3 -c '
 import json, sys
@@ -197,9 +197,13 @@ out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{s
 ok test $? != 0
 echo "# time: a Reload() refused took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 ok grep -q "60-dup.conf:2: (section): \[bt\]: the job is already defined at $t/main.conf:1" <<<"$out"
-out=$(dbus-send --bus="$DBUS_SYSTEM_BUS_ADDRESS" --print-reply --dest=org.refsnap1 /org/refsnap1 \
-	org.refsnap1.Manager.GetJob string:slow.1 2>&1)
-ok grep -q '^Error org.refsnap1.NoSuchJob' <<<"$out"
+out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} slow.1 0 2>&1)
+ok grep -q "No job 'slow.1' in the configuration" <<<"$out"
+if command -v gdbus >/dev/null; then
+	out=$(gdbus call --address "$DBUS_SYSTEM_BUS_ADDRESS" -d org.refsnap1 -o /org/refsnap1 \
+		-m org.refsnap1.Manager.GetJob slow.1 '{}' 2>&1)
+	ok grep -q "org.refsnap1.NoSuchJob: No job 'slow.1' in the configuration" <<<"$out"
+fi
 ok test "$(gp /org/refsnap1 org.refsnap1.Manager Jobs)" = 'a(so) 2 "bt" "/org/refsnap1/job/bt" "pr" "/org/refsnap1/job/pr"'
 ok test "$(gp /org/refsnap1/job/bt $J IntervalUSec)" = "t 3600000000"
 ok grep -q "reload: the configuration above has errors; still running the previous one" "$t/daemon.log"
@@ -227,7 +231,7 @@ fi
 rm "$t/conf.d/60-dup.conf"
 ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0
 S=/org/refsnap1/job/slow_2e1
-ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob s slow.1 2>&1)" = "o \"$S\""
+ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} slow.1 0 2>&1)" = "o \"$S\""
 for i in $(seq 300); do [ "$(gp $S $J Running)" = "b true" ] && break; sleep 0.1; done
 ok test "$(gp $S $J Running)" = "b true"
 ok test "$(gp $S $J NextDueUSec)" = "t 0"
