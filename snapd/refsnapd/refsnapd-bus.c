@@ -12,18 +12,26 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
+#include "log.h"
 #include "macro.h"
 #include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
+#include "refsnapd-log-control.h"
 #include "store.h"
 #include "strv.h"
 
-/* A Snapshot() or SnapshotIfChanged() call, answered when the worker of its job ends. */
+typedef enum WaitKind {
+        WAIT_SNAPSHOT,          /* Snapshot(), SnapshotFull(): answered (s snapshot) */
+        WAIT_IF_CHANGED,        /* SnapshotIfChanged(): answered (b taken, s snapshot) */
+        WAIT_CANCEL,            /* Cancel(): answered (s result) */
+} WaitKind;
+
+/* A call answered when the worker of its job ends. */
 typedef struct Waiting {
         JobState *js;
         sd_bus_message *call;
-        bool if_changed;        /* answered (b taken, s snapshot) */
+        WaitKind kind;
 } Waiting;
 
 struct Bus {
@@ -31,6 +39,20 @@ struct Bus {
         sd_bus *bus;
         Waiting *waiting;
         size_t n_waiting;
+        /*
+         * PropertiesChanged, coalesced: what changed is marked here, and
+         * said once, from a deferred source at idle priority, however
+         * often it changed in between.
+         */
+        sd_event_source *emit;
+        JobState **dirty;
+        size_t n_dirty;
+        bool manager_dirty;
+        /* The job objects announced (InterfacesAdded), by name. */
+        char **published;
+        size_t n_published;
+        /* A job being dropped: still found, so that InterfacesRemoved can name its interfaces. */
+        JobState *dropping;
 };
 
 static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
@@ -39,6 +61,79 @@ static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error
         if (!js)
                 sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_JOB, "No job '%s' in the configuration", name);
         return js;
+}
+
+/* Options of a new method: a{sv}, none known yet; an unknown one is refused. */
+static int read_options(sd_bus_message *msg, sd_bus_error *error) {
+        const char *key;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(msg, 'e', "sv");
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
+        }
+        return sd_bus_message_exit_container(msg);
+}
+
+/*
+ * "uid U, pid P, unit UNIT (:1.N)" of a call's sender, for the log only:
+ * the pid as the bus says it, the unit read from /proc by that pid (which
+ * may be another process's by now), so never for a decision.
+ */
+static void format_caller(sd_bus_message *msg, uid_t euid, char *buf, size_t size) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *unit = NULL;
+        pid_t pid = 0;
+
+        if (sd_bus_query_sender_creds(msg, SD_BUS_CREDS_PID | SD_BUS_CREDS_UNIT | SD_BUS_CREDS_AUGMENT,
+                                      &creds) >= 0) {
+                (void) sd_bus_creds_get_pid(creds, &pid);
+                if (sd_bus_creds_get_unit(creds, &unit) < 0)
+                        unit = NULL;
+        }
+        const char *sender = sd_bus_message_get_sender(msg);
+
+        snprintf(buf, size, "uid %u, pid %d, unit %s (%s)", (unsigned) euid, (int) pid, unit ? unit : "-",
+                 sender ? sender : "-");
+}
+
+/*
+ * Methods that change what the daemon does answer root alone, whatever
+ * the bus policy says: the sender's effective uid as the bus tells it
+ * (never read from /proc through a PID, which may have been reused).
+ * Either way the call is logged with the caller's uid, pid and unit.
+ */
+static int check_root(sd_bus_message *msg, sd_bus_error *error) {
+        const char *member = sd_bus_message_get_member(msg);
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        char caller[256];
+        uid_t euid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "The bus did not say who is calling");
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0)
+                return r;
+        format_caller(msg, euid, caller, sizeof(caller));
+        if (euid != 0) {
+                log_notice("%s() from %s refused: root only", member, caller);
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may do this");
+        }
+        log_info("%s() called by %s", member, caller);
+        return 0;
 }
 
 static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -136,9 +231,96 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full
         b->waiting[b->n_waiting++] = (Waiting) {
                 .js = js,
                 .call = sd_bus_message_ref(msg),
-                .if_changed = if_changed,
+                .kind = if_changed ? WAIT_IF_CHANGED : WAIT_SNAPSHOT,
         };
         return 1;
+}
+
+/* Cancel(s job, a{sv} options) -> (s result): answered when the worker has ended. */
+static int method_cancel(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        Waiting *w;
+        const char *name;
+        JobState *js;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        js = find_or_error(b->manager, name, error);
+        if (!js)
+                return -ENOENT;
+        w = reallocarray(b->waiting, b->n_waiting + 1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        b->waiting = w;
+        r = manager_cancel(js);
+        if (r == -ESRCH)
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_RUNNING, "No snapshot of %s is running", name);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot cancel the snapshot of %s: %m", name);
+        b->waiting[b->n_waiting++] = (Waiting) {
+                .js = js,
+                .call = sd_bus_message_ref(msg),
+                .kind = WAIT_CANCEL,
+        };
+        return 1;
+}
+
+/* Reload(a{sv} options): answered once the configuration is in force, or BadConfig with the old one kept. */
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *errors = NULL;
+        Bus *b = userdata;
+        size_t n;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        if (b->manager->stopping)
+                return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
+        r = manager_reload(b->manager, &errors);
+        if (r == -EINVAL) {
+                n = errors ? strlen(errors) : 0;
+                while (n > 0 && errors[n - 1] == '\n')
+                        errors[--n] = '\0';
+                return sd_bus_error_setf(error, BUS_ERROR_BAD_CONFIG,
+                                         "The configuration has errors, the previous one stays in force:\n%s",
+                                         n ? errors : "(no detail)");
+        }
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot reload: %m");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* GetJob(s job, a{sv} options) -> (o path) */
+static int method_get_job(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *path = NULL;
+        Bus *b = userdata;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        if (!find_or_error(b->manager, name, error))
+                return -ENOENT;
+        r = sd_bus_path_encode(BUS_JOB_PREFIX, name, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "o", path);
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -257,6 +439,41 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return 1;
 }
 
+static int property_get_version(sd_bus *bus, const char *path, const char *interface,
+                                const char *property, sd_bus_message *reply, void *userdata,
+                                sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PROJECT_VERSION);
+}
+
+static int property_get_state(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+
+        return sd_bus_message_append(reply, "s", b->manager->stopping ? "stopping" : "running");
+}
+
+/* Jobs: a(so), each configured job's name and object. */
+static int property_get_jobs(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(so)");
+        for (size_t i = 0; r >= 0 && i < m->n_jobs; i++) {
+                _cleanup_free_ char *p = NULL;
+
+                if (!m->jobs[i]->job)
+                        continue;
+                r = sd_bus_path_encode(BUS_JOB_PREFIX, m->jobs[i]->name, &p);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "(so)", m->jobs[i]->name, p);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int method_get_status(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         Manager *m = b->manager;
@@ -273,6 +490,9 @@ static int property_get_reflink_path(sd_bus *bus, const char *path, const char *
 
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Jobs", "a(so)", property_get_jobs, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ReflinkPath", "s", property_get_reflink_path, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_METHOD_WITH_ARGS("GetStatus", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("s", version, "s", state, "s", status),
@@ -289,6 +509,13 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed, 0),
         SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),
                                 SD_BUS_RESULT("u", removed, "s", report), method_prune, 0),
+        SD_BUS_METHOD_WITH_ARGS("GetJob", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_RESULT("o", path),
+                                method_get_job, 0),
+        /* Root alone, checked in code (check_root()). */
+        SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", job, "a{sv}", options),
+                                SD_BUS_RESULT("s", result), method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_reload,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",
                                 SD_BUS_ARGS("s", job, "s", snapshot, "b", ok, "s", result), 0),
@@ -307,7 +534,9 @@ static void answer_waiting(Bus *b, JobState *js, bool ok, const char *snapshot, 
                         b->waiting[k++] = *w;
                         continue;
                 }
-                if (ok && w->if_changed)
+                if (w->kind == WAIT_CANCEL && strcmp(error, BUS_ERROR_STOPPING) != 0)
+                        (void) sd_bus_reply_method_return(w->call, "s", job_result_to_string(js->last_result));
+                else if (ok && w->kind == WAIT_IF_CHANGED)
                         (void) sd_bus_reply_method_return(w->call, "bs", true, snapshot);
                 else if (ok)
                         (void) sd_bus_reply_method_return(w->call, "s", snapshot);
@@ -318,9 +547,226 @@ static void answer_waiting(Bus *b, JobState *js, bool ok, const char *snapshot, 
         b->n_waiting = k;
 }
 
+/* The job objects: BUS_JOB_PREFIX/<name>, found by their name (userdata: the JobState). */
+static int job_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                    sd_bus_error *error) {
+        _cleanup_free_ char *name = NULL;
+        Bus *b = userdata;
+        JobState *js;
+        int r;
+
+        r = sd_bus_path_decode(path, BUS_JOB_PREFIX, &name);
+        if (r <= 0)
+                return r;
+        if (b->dropping && strcmp(b->dropping->name, name) == 0)
+                js = b->dropping;
+        else
+                js = manager_find_job(b->manager, name);
+        if (!js)
+                return 0;
+        *found = js;
+        return 1;
+}
+
+static int job_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        char **l;
+        size_t k = 0;
+        int r;
+
+        l = calloc(m->n_jobs + 1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                if (!m->jobs[i]->job)
+                        continue;
+                r = sd_bus_path_encode(BUS_JOB_PREFIX, m->jobs[i]->name, &l[k]);
+                if (r < 0) {
+                        strv_free(l);
+                        return r;
+                }
+                k++;
+        }
+        *nodes = l;
+        return 1;
+}
+
+static int job_get_name(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "s", js->name);
+}
+
+/* Source, Store: ay, a file name being bytes (a D-Bus string must be UTF-8). */
+static int job_get_path(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+        const char *p = !js->job ? "" : strcmp(property, "Source") == 0 ? js->job->source : js->job->store;
+
+        return sd_bus_message_append_array(reply, 'y', p, strlen(p));
+}
+
+static int job_get_interval(sd_bus *bus, const char *path, const char *interface, const char *property,
+                            sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "t", (uint64_t) (js->job ? js->job->interval : 0));
+}
+
+static int job_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+        int v = strcmp(property, "Running") == 0 ? js->child != 0 :
+                strcmp(property, "Changed") == 0 ? js->changed : false;        /* Paused: no pause yet */
+
+        return sd_bus_message_append(reply, "b", v);
+}
+
+static int job_get_last_snapshot(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "s", js->last_name);
+}
+
+static int job_get_last_result(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "s", job_result_to_string(js->last_result));
+}
+
+/* The ...USec properties: microseconds of CLOCK_REALTIME, 0 for none. */
+static int job_get_usec(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+        usec_t t = strcmp(property, "LastSnapshotUSec") == 0 ? js->last :
+                   strcmp(property, "LastSkipUSec") == 0 ? js->last_skip :
+                   strcmp(property, "LastVerifiedUSec") == 0 ? js->last_verified :
+                   js->child ? 0 : js->next;    /* NextDueUSec: none while one runs */
+
+        return sd_bus_message_append(reply, "t", (uint64_t) t);
+}
+
+/* SnapshotsKept: the snapshots the store lists now (invalidated, not sent, when it may have changed). */
+static int job_get_kept(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int store = -EBADF;
+        JobState *js = userdata;
+        char **names = NULL;
+        size_t n = 0;
+
+        store = js->job ? store_open(js->job->store, false) : -EBADF;
+        if (store >= 0 && store_list(store, &names, &n) < 0)
+                n = 0;
+        strv_free(names);
+        return sd_bus_message_append(reply, "u", (uint32_t) n);
+}
+
+#define CHANGE SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+
+static const sd_bus_vtable job_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Name", "s", job_get_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Source", "ay", job_get_path, 0, CHANGE),
+        SD_BUS_PROPERTY("Store", "ay", job_get_path, 0, CHANGE),
+        SD_BUS_PROPERTY("IntervalUSec", "t", job_get_interval, 0, CHANGE),
+        SD_BUS_PROPERTY("Running", "b", job_get_bool, 0, CHANGE),
+        SD_BUS_PROPERTY("Changed", "b", job_get_bool, 0, CHANGE),
+        SD_BUS_PROPERTY("Paused", "b", job_get_bool, 0, CHANGE),
+        SD_BUS_PROPERTY("LastSnapshot", "s", job_get_last_snapshot, 0, CHANGE),
+        SD_BUS_PROPERTY("LastSnapshotUSec", "t", job_get_usec, 0, CHANGE),
+        SD_BUS_PROPERTY("LastResult", "s", job_get_last_result, 0, CHANGE),
+        SD_BUS_PROPERTY("LastSkipUSec", "t", job_get_usec, 0, CHANGE),
+        SD_BUS_PROPERTY("LastVerifiedUSec", "t", job_get_usec, 0, CHANGE),
+        SD_BUS_PROPERTY("NextDueUSec", "t", job_get_usec, 0, CHANGE),
+        SD_BUS_PROPERTY("SnapshotsKept", "u", job_get_kept, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        SD_BUS_VTABLE_END
+};
+
+/* Say what was marked changed: one PropertiesChanged per object, however often it changed. */
+static int on_emit(sd_event_source *s, void *userdata) {
+        Bus *b = userdata;
+
+        for (size_t i = 0; i < b->n_dirty; i++) {
+                _cleanup_free_ char *path = NULL;
+
+                if (sd_bus_path_encode(BUS_JOB_PREFIX, b->dirty[i]->name, &path) >= 0)
+                        (void) sd_bus_emit_properties_changed_strv(b->bus, path, BUS_JOB_INTERFACE, NULL);
+        }
+        b->n_dirty = 0;
+        if (b->manager_dirty)
+                (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "State", "Jobs", NULL);
+        b->manager_dirty = false;
+        return 0;
+}
+
+static void mark_dirty(Bus *b, JobState *js) {
+        if (js) {
+                JobState **d;
+
+                for (size_t i = 0; i < b->n_dirty; i++)
+                        if (b->dirty[i] == js)
+                                goto arm;
+                d = reallocarray(b->dirty, b->n_dirty + 1, sizeof(*d));
+                if (!d)
+                        return;         /* said at the next change */
+                b->dirty = d;
+                b->dirty[b->n_dirty++] = js;
+        } else
+                b->manager_dirty = true;
+arm:
+        (void) sd_event_source_set_enabled(b->emit, SD_EVENT_ONESHOT);
+}
+
+static void on_job_changed(JobState *js, void *userdata) {
+        mark_dirty(userdata, js);
+}
+
+/* Said at once: the loop may end before it is idle again. */
+static void on_stopping(void *userdata) {
+        Bus *b = userdata;
+
+        b->manager_dirty = true;        /* State */
+        (void) on_emit(b->emit, b);
+}
+
+static bool published(Bus *b, const char *name, size_t *index) {
+        for (size_t i = 0; i < b->n_published; i++)
+                if (strcmp(b->published[i], name) == 0) {
+                        if (index)
+                                *index = i;
+                        return true;
+                }
+        return false;
+}
+
+/* Jobs came or their configuration changed: new objects announced, every job's properties said. */
+static void on_jobs_changed(void *userdata) {
+        Bus *b = userdata;
+        Manager *m = b->manager;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                JobState *js = m->jobs[i];
+                _cleanup_free_ char *path = NULL;
+
+                if (!js->job)
+                        continue;
+                mark_dirty(b, js);
+                if (published(b, js->name, NULL) || sd_bus_path_encode(BUS_JOB_PREFIX, js->name, &path) < 0 ||
+                    strv_push(&b->published, &b->n_published, js->name) < 0)
+                        continue;
+                (void) sd_bus_emit_object_added(b->bus, path);
+        }
+        mark_dirty(b, NULL);
+}
+
 static void on_started(JobState *js, void *userdata) {
         Bus *b = userdata;
 
+        mark_dirty(b, js);
         (void) sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "SnapshotStarted", "s", js->name);
 }
 
@@ -328,6 +774,7 @@ static void on_finished(JobState *js, bool ok, const char *snapshot, void *userd
         _cleanup_free_ char *why = NULL;
         Bus *b = userdata;
 
+        mark_dirty(b, js);
         if (asprintf(&why, "Snapshot of %s %s", js->name, js->result) < 0)
                 why = NULL;
         answer_waiting(b, js, ok, snapshot, b->manager->stopping ? BUS_ERROR_STOPPING : BUS_ERROR_FAILED,
@@ -339,10 +786,29 @@ static void on_finished(JobState *js, bool ok, const char *snapshot, void *userd
 static void on_dropped(JobState *js, void *userdata) {
         _cleanup_free_ char *why = NULL;
         Bus *b = userdata;
+        size_t k;
 
         if (asprintf(&why, "The job %s went away", js->name) < 0)
                 why = NULL;
         answer_waiting(b, js, false, NULL, BUS_ERROR_STOPPING, why ? why : "The job went away");
+        for (size_t i = 0; i < b->n_dirty; i++)
+                if (b->dirty[i] == js) {
+                        b->dirty[i] = b->dirty[--b->n_dirty];
+                        break;
+                }
+        if (published(b, js->name, &k)) {
+                _cleanup_free_ char *path = NULL;
+
+                if (sd_bus_path_encode(BUS_JOB_PREFIX, js->name, &path) >= 0) {
+                        b->dropping = js;
+                        (void) sd_bus_emit_object_removed(b->bus, path);
+                        b->dropping = NULL;
+                }
+                free(b->published[k]);
+                b->published[k] = b->published[--b->n_published];
+                b->published[b->n_published] = NULL;
+                mark_dirty(b, NULL);
+        }
 }
 
 int bus_new(Manager *m, Bus **ret) {
@@ -357,6 +823,21 @@ int bus_new(Manager *m, Bus **ret) {
         if (r >= 0)
                 r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
         if (r >= 0)
+                r = sd_bus_add_fallback_vtable(b->bus, NULL, BUS_JOB_PREFIX, BUS_JOB_INTERFACE, job_vtable,
+                                               job_find, b);
+        if (r >= 0)
+                r = sd_bus_add_node_enumerator(b->bus, NULL, BUS_JOB_PREFIX, job_enumerate, b);
+        if (r >= 0)
+                r = sd_bus_add_object_manager(b->bus, NULL, BUS_PATH);
+        if (r >= 0)
+                r = bus_log_control_register(b->bus);
+        if (r >= 0)
+                r = sd_event_add_defer(m->event, &b->emit, on_emit, b);
+        if (r >= 0)
+                r = sd_event_source_set_priority(b->emit, SD_EVENT_PRIORITY_IDLE);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(b->emit, SD_EVENT_OFF);
+        if (r >= 0)
                 r = sd_bus_request_name(b->bus, BUS_NAME, 0);
         if (r >= 0)
                 r = sd_bus_attach_event(b->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
@@ -368,6 +849,9 @@ int bus_new(Manager *m, Bus **ret) {
                 .started = on_started,
                 .finished = on_finished,
                 .dropped = on_dropped,
+                .job_changed = on_job_changed,
+                .jobs_changed = on_jobs_changed,
+                .stopping = on_stopping,
                 .userdata = b,
         };
         *ret = b;
@@ -384,6 +868,9 @@ Bus *bus_free(Bus *b) {
                 sd_bus_message_unref(b->waiting[i].call);
         }
         free(b->waiting);
+        free(b->dirty);
+        strv_free(b->published);
+        sd_event_source_disable_unref(b->emit);
         sd_bus_flush_close_unref(b->bus);
         free(b);
         return NULL;

@@ -33,6 +33,19 @@
 static int manager_read_queue(Manager *m, bool decide);
 static void manager_note_exited(Manager *m, pid_t pid);
 
+const char *job_result_to_string(JobResult r) {
+        static const char *const names[] = {
+                [JOB_RESULT_NONE] = "",
+                [JOB_RESULT_OK] = "ok",
+                [JOB_RESULT_PARTIAL] = "partial",
+                [JOB_RESULT_FAILED] = "failed",
+                [JOB_RESULT_SKIPPED] = "skipped",
+                [JOB_RESULT_CANCELLED] = "cancelled",
+        };
+
+        return r >= 0 && (size_t) r < ELEMENTSOF(names) ? names[r] : "";
+}
+
 static void manager_update_status(Manager *m) {
         _cleanup_free_ char *status = NULL;
         size_t size = 0;
@@ -81,6 +94,7 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
         switch (code) {
         case EXIT_OK:
                 snprintf(js->result, sizeof(js->result), "ok");
+                js->last_result = JOB_RESULT_OK;
                 if (js->job)
                         js->last = newest_snapshot(js->job, name);
                 break;
@@ -88,6 +102,7 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 _cleanup_close_ int store = -EBADF;
                 SnapshotFacts f = {};
 
+                js->last_result = JOB_RESULT_PARTIAL;
                 if (js->job)
                         js->last = newest_snapshot(js->job, name);
                 store = js->job && name[0] ? store_open(js->job->store, false) : -EBADF;
@@ -100,18 +115,25 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
         }
         case EXIT_SKIPPED:
                 snprintf(js->result, sizeof(js->result), "skipped by pre_snapshot");
+                js->last_result = JOB_RESULT_SKIPPED;
                 js->changed = true;
                 break;
         case EXIT_CANCELLED:
                 snprintf(js->result, sizeof(js->result), "cancelled");
+                js->last_result = JOB_RESULT_CANCELLED;
                 js->changed = true;
                 break;
         default:
                 snprintf(js->result, sizeof(js->result), "failed");
+                js->last_result = JOB_RESULT_FAILED;
                 js->changed = true;
                 if (code < 0)
                         log_job(LOG_ERR, js->name, "snapshot process killed by signal %d", sig);
                 break;
+        }
+        if (js->last_result == JOB_RESULT_OK || js->last_result == JOB_RESULT_PARTIAL) {
+                snprintf(js->last_name, sizeof(js->last_name), "%s", name);
+                js->last_verified = MAX(js->last_verified, js->last);
         }
 }
 
@@ -331,6 +353,8 @@ int manager_job_decide(JobState *js, usec_t due) {
                  format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
                  format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
         store_note_checked(js->job, now);
+        js->last_skip = js->last_verified = now;
+        EMIT(js->manager, job_changed, js);
         manager_update_status(js->manager);
         return JOB_SKIPPED;
 }
@@ -365,6 +389,7 @@ static int job_schedule(JobState *js, usec_t when) {
                                       on_job_due, js);
         if (r < 0)
                 log_job(LOG_ERR, js->name, "cannot schedule: %s", strerror(-r));
+        EMIT(m, job_changed, js);
         return r;
 }
 
@@ -393,6 +418,7 @@ static void job_mark_changed(JobState *js, int level, const char *why) {
                 return;
         js->changed = true;
         log_job(level, js->name, "changed: %s", why);
+        EMIT(js->manager, job_changed, js);
 }
 
 /* The watched jobs' sources, for the attribution: source i is m->jobs[i]'s. */
@@ -543,9 +569,18 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
         return 0;
 }
 
+/* When the store says the job was last found unchanged, 0: never. */
+static usec_t store_checked(const Job *job) {
+        _cleanup_close_ int store = store_open(job->store, false);
+        time_t t = 0;
+
+        if (store < 0 || store_read_checked(store, &t) < 0)
+                return 0;
+        return (usec_t) t * USEC_PER_SEC;
+}
+
 /* The state of a job the daemon has not run yet: what its store says. */
 static JobState *job_state_new(Manager *m, const Job *job) {
-        char newest[SNAPSHOT_NAME_MAX];
         JobState *js;
 
         js = calloc(1, sizeof(*js));
@@ -561,7 +596,8 @@ static JobState *job_state_new(Manager *m, const Job *job) {
          * of a cancelled or interrupted run are removed by the job's next
          * run, under the store lock in the worker, not here in the loop. */
         js->changed = true;
-        js->last = newest_snapshot(job, newest);
+        js->last = newest_snapshot(job, js->last_name);
+        js->last_verified = MAX(js->last, store_checked(job));
         return js;
 }
 
@@ -706,7 +742,6 @@ static int manager_apply_config(Manager *m) {
         for (size_t i = 0; i < m->config->n_jobs; i++) {
                 const Job *job = m->config->jobs[i];
                 JobState *js = jobs[i] ? jobs[i] : job_state_find(m, job->name, true);
-                char newest[SNAPSHOT_NAME_MAX];
 
                 /*
                  * Another source, store or exclusion makes another job for
@@ -715,7 +750,9 @@ static int manager_apply_config(Manager *m) {
                  */
                 if (js->job && !job_same_tree(js->job, job)) {
                         js->changed = true;
-                        js->last = newest_snapshot(job, newest);
+                        js->last = newest_snapshot(job, js->last_name);
+                        js->last_verified = MAX(js->last, store_checked(job));
+                        js->last_skip = 0;
                 }
                 js->job = job;
                 job_watch(js);
@@ -734,6 +771,8 @@ static int manager_apply_config(Manager *m) {
         m->n_jobs = m->config->n_jobs;
         manager_update_sources(m);      /* the jobs' indices changed */
         manager_retain_watches(m);
+        if (m->listener.jobs_changed)
+                m->listener.jobs_changed(m->listener.userdata);
         return 0;
 }
 
@@ -744,7 +783,7 @@ static void log_errors(int level, const char *errors) {
                 log_job(level, NULL, "%s", line);
 }
 
-int manager_load_config(const char *path, const char *dropins, Config **ret) {
+int manager_load_config(const char *path, const char *dropins, Config **ret, char **ret_errors) {
         _cleanup_free_ char *errors = NULL, *warnings = NULL;
         Config *c = NULL;
         int r;
@@ -754,19 +793,24 @@ int manager_load_config(const char *path, const char *dropins, Config **ret) {
         log_errors(LOG_WARNING, warnings);
         if (r < 0) {
                 log_errors(LOG_ERR, errors);
+                if (ret_errors)
+                        *ret_errors = TAKE_PTR(errors);
                 return r;
         }
         *ret = c;
         return 0;
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
+int manager_reload(Manager *m, char **errors) {
+        struct timespec ts;
         Config *c = NULL;
         int r;
 
-        sd_notify(false, "RELOADING=1\nSTATUS=reloading the configuration");
-        r = manager_load_config(m->config_path, m->dropins, &c);
+        /* MONOTONIC_USEC: how systemd tells this reload from an earlier one. */
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the configuration",
+                   (unsigned long long) ts.tv_sec * USEC_PER_SEC + (unsigned long long) ts.tv_nsec / 1000);
+        r = manager_load_config(m->config_path, m->dropins, &c, errors);
         if (r < 0)
                 log_error("reload: the configuration above has errors; still running the previous one");
         else {
@@ -778,6 +822,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                         log_error("reload: %s", strerror(-r));
                         m->config = old;
                         config_free(c);
+                        if (errors)
+                                *errors = strdup(strerror(-r));
                 } else {
                         if (m->watch && watch_is_bounded(m->watch) != c->watch_queue_bounded)
                                 log_notice("reload: watch_queue = %s takes effect at the next start",
@@ -789,6 +835,21 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         }
         sd_notify(false, "READY=1");
         manager_update_status(m);
+        return r;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload(userdata, NULL);
+        return 0;
+}
+
+int manager_cancel(JobState *js) {
+        if (!js->child)
+                return -ESRCH;
+        log_job(LOG_NOTICE, js->name, "cancelling the running snapshot (asked over D-Bus)");
+        /* As at stop: the worker ends at the next entry, its partial tree stays hidden. */
+        if (kill(js->child, SIGTERM) < 0)
+                return -errno;
         return 0;
 }
 
@@ -813,6 +874,8 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                 return 0;
         m->stopping = true;
         sd_notify(false, "STOPPING=1\nSTATUS=stopping");
+        if (m->listener.stopping)
+                m->listener.stopping(m->listener.userdata);
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (m->jobs[i]->child) {
                         kill(m->jobs[i]->child, SIGTERM);
@@ -840,7 +903,7 @@ int manager_init(Manager *m) {
         int r;
 
         m->mountinfo_fd = -EBADF;
-        r = manager_load_config(m->config_path, m->dropins, &m->config);
+        r = manager_load_config(m->config_path, m->dropins, &m->config, NULL);
         if (r < 0) {
                 log_error("%s: configuration has errors, not starting", m->config_path);
                 return r;

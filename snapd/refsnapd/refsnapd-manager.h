@@ -8,6 +8,7 @@
 #include "config.h"
 #include "stat-util.h"
 #include "refsnapd-watch.h"
+#include "snapshot-name.h"
 #include "timespan.h"
 
 /*
@@ -17,6 +18,19 @@
  */
 
 typedef struct Manager Manager;
+
+/* How a job's last snapshot run ended (D-Bus LastResult). */
+typedef enum JobResult {
+        JOB_RESULT_NONE,        /* none since the daemon started, and none in the store */
+        JOB_RESULT_OK,
+        JOB_RESULT_PARTIAL,
+        JOB_RESULT_FAILED,
+        JOB_RESULT_SKIPPED,     /* by its pre_snapshot hook */
+        JOB_RESULT_CANCELLED,
+} JobResult;
+
+/* "", "ok", "partial", "failed", "skipped", "cancelled". */
+const char *job_result_to_string(JobResult r);
 
 typedef struct JobState {
         Manager *manager;
@@ -30,6 +44,10 @@ typedef struct JobState {
         FileId source_id;       /* its source, by identity: what changes are attributed to */
         uint64_t source_mnt;    /* the mount its source was on when watched */
         char result[128];
+        JobResult last_result;
+        char last_name[SNAPSHOT_NAME_MAX];      /* the newest snapshot, "": none */
+        usec_t last_skip;       /* CLOCK_REALTIME of the last on_change skip, 0: none */
+        usec_t last_verified;   /* when the store was last known to match the source: a snapshot's start, a skip */
         pid_t child;
         sd_event_source *timer, *child_source;
 } JobState;
@@ -41,6 +59,12 @@ typedef struct ManagerListener {
         void (*finished)(JobState *js, bool ok, const char *snapshot, void *userdata);
         /* js is about to be freed (its job was dropped, or the daemon stops). */
         void (*dropped)(JobState *js, void *userdata);
+        /* Something of js that is shown changed (changed, next due time, a skip). */
+        void (*job_changed)(JobState *js, void *userdata);
+        /* The set of jobs or their configuration changed (start, reload). */
+        void (*jobs_changed)(void *userdata);
+        /* The daemon is stopping. */
+        void (*stopping)(void *userdata);
         void *userdata;
 } ManagerListener;
 
@@ -75,8 +99,24 @@ struct Manager {
 int manager_track_child(Manager *m, pid_t pid);
 void manager_child_gone(Manager *m, pid_t pid);
 
-/* Load and check the configuration; every error is logged.  */
-int manager_load_config(const char *path, const char *dropins, Config **ret);
+/*
+ * Load and check the configuration; every error is logged, and, when
+ * errors is not NULL, returned there too (one per line).
+ */
+int manager_load_config(const char *path, const char *dropins, Config **ret, char **errors);
+
+/*
+ * Load the configuration anew and apply it (SIGHUP, D-Bus Reload()).  On
+ * an error the previous configuration stays in force, and *errors (when
+ * not NULL) says why: -EINVAL for errors of the configuration.
+ */
+int manager_reload(Manager *m, char **errors);
+
+/*
+ * Cancel js's running snapshot, as a stop does: SIGTERM to its worker,
+ * which ends at the next entry and publishes nothing.  -ESRCH: none runs.
+ */
+int manager_cancel(JobState *js);
 
 /*
  * Set up m (config_path and dropins given): load the configuration, the

@@ -93,7 +93,7 @@ static int run_once(void) {
         Config *c = NULL;
         const Job *job;
 
-        if (manager_load_config(arg_config, arg_dropins, &c) < 0)
+        if (manager_load_config(arg_config, arg_dropins, &c, NULL) < 0)
                 return EXIT_FAILED;
         log_set_max_level(c->log_level);
         job = config_find_job(c, arg_run_once);

@@ -23,6 +23,16 @@ rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
 
 mkdir -p "$t/system.d" "$t/src" "$t/conf.d"
 cp "$policy" "$t/system.d/"
+# For the check in code: nobody may send Reload and Cancel here (the
+# shipped policy lets root alone), and the daemon itself refuses them.
+cat > "$t/system.d/zz-test-nobody.conf" <<'CONF'
+<busconfig>
+  <policy user="nobody">
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Reload"/>
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Cancel"/>
+  </policy>
+</busconfig>
+CONF
 cat > "$t/bus.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -113,6 +123,152 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt)" = 5
 	ok test "$(rc setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" snapshot bt --if-changed)" = 5
 fi
+
+# The objects, in systemd's shape: one per job under /org/refsnap1/job,
+# an object manager at /org/refsnap1, LogControl1.
+bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
+J=org.refsnap1.Job
+tree=$("${bc[@]}" tree --list org.refsnap1 2>&1)
+ok grep -qx /org/refsnap1/job/bt <<<"$tree"
+ok grep -qx /org/refsnap1/job/pr <<<"$tree"
+ok grep -qx /org/freedesktop/LogControl1 <<<"$tree"
+intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1/job/bt $J 2>&1)
+for p in Name:s Source:ay Store:ay IntervalUSec:t Running:b Changed:b Paused:b LastSnapshot:s \
+	LastSnapshotUSec:t LastResult:s LastSkipUSec:t LastVerifiedUSec:t NextDueUSec:t SnapshotsKept:u; do
+	ok grep -q "^\.${p%:*}  *property  *${p#*:} " <<<"$intro"
+done
+ok grep -q '^\.Running  *property  *b  *false  *emits-change' <<<"$intro"
+intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
+ok grep -q '^\.Cancel  *method  *sa{sv}  *s ' <<<"$intro"
+ok grep -q '^\.Reload  *method  *a{sv}  *- ' <<<"$intro"
+ok grep -q '^\.Jobs  *property  *a(so)  *2 "bt" "/org/refsnap1/job/bt" "pr" "/org/refsnap1/job/pr" ' <<<"$intro"
+gp() { "${bc[@]}" get-property org.refsnap1 "$@" 2>&1; }
+ok test "$(gp /org/refsnap1/job/bt $J Name)" = 's "bt"'
+# A file name is bytes: ay, the source's bytes exactly.
+src="$t/src"
+ok test "$(gp /org/refsnap1/job/bt $J Source)" = "ay ${#src} $(printf '%s' "$src" | od -An -tu1 -v | xargs)"
+ok test "$(gp /org/refsnap1/job/bt $J IntervalUSec)" = "t 3600000000"
+ok test "$(gp /org/refsnap1/job/bt $J LastResult)" = 's "failed"'
+ok test "$(gp /org/refsnap1/job/bt $J Running)" = "b false"
+ok test "$(gp /org/refsnap1/job/bt $J Paused)" = "b false"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
+ok test "$(gp /org/refsnap1/job/pr $J LastSnapshot)" = 's "2020-01-02T00:00:00Z"'
+ok test "$(gp /org/refsnap1/job/pr $J LastSnapshotUSec)" = "t 1577923200000000"
+next=$(gp /org/refsnap1/job/bt $J NextDueUSec)
+ok test "${next#t }" -gt "$(( $(date +%s) * 1000000 ))"
+ok test "$(gp /org/refsnap1 org.refsnap1.Manager State)" = 's "running"'
+ok grep -q '^s "[0-9]' <<<"$(gp /org/refsnap1 org.refsnap1.Manager Version)"
+ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} pr 0 2>&1)" = 'o "/org/refsnap1/job/pr"'
+managed=$("${bc[@]}" --json=short call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects 2>&1)
+managed_ok() { python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])["data"][0]
+assert sorted(o) == ["/org/refsnap1/job/bt", "/org/refsnap1/job/pr"], sorted(o)
+j = o["/org/refsnap1/job/pr"]["org.refsnap1.Job"]
+assert j["Name"]["data"] == "pr" and j["SnapshotsKept"]["data"] == 2 and j["LastResult"]["data"] in ("failed", "ok", ""), j
+assert bytes(j["Store"]["data"]).decode() == sys.argv[2] + "/store2"
+' "$managed" "$t"; }
+ok managed_ok
+# LogControl1, as systemctl service-log-level sets it.
+L=(/org/freedesktop/LogControl1 org.freedesktop.LogControl1)
+ok test "$(gp "${L[@]}" LogLevel)" = 's "info"'
+ok test "$(gp "${L[@]}" SyslogIdentifier)" = 's "refsnapd"'
+ok test "$(gp "${L[@]}" LogTarget)" = 's "console"'
+ok "${bc[@]}" set-property org.refsnap1 "${L[@]}" LogLevel s debug
+ok test "$(gp "${L[@]}" LogLevel)" = 's "debug"'
+ok test "$(rc "${bc[@]}" set-property org.refsnap1 "${L[@]}" LogLevel s loud)" = 1
+ok test "$(gp "${L[@]}" LogLevel)" = 's "debug"'
+
+# Reload(): a job's section again in a drop-in fails it with BadConfig,
+# naming the place, and the old jobs stay; without it, the new job comes
+# (InterfacesAdded), and its first snapshot, held in its pre_snapshot
+# hook, is seen running (PropertiesChanged) and cancelled (Cancel()).
+dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',sender='org.refsnap1'" > "$t/monitor.log" 2>&1 &
+mon_pid=$!
+for i in $(seq 100); do grep -q NameAcquired "$t/monitor.log" && break; sleep 0.1; done
+mkdir -p "$t/src3"
+printf '#!/bin/sh\nexec sleep 60\n' > "$t/hook"
+chmod 0755 "$t/hook"
+printf '[slow.1]\nsource = %s\nstore = %s\ninterval = 1h\npre_snapshot = %s\n' "$t/src3" "$t/store3" "$t/hook" \
+	> "$t/conf.d/50-slow.conf"
+printf '\n[bt]\nkeep_daily = 3\n' > "$t/conf.d/60-dup.conf"
+start=$(date +%s%N)
+out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0 2>&1)
+ok test $? != 0
+echo "# time: a Reload() refused took $(( ($(date +%s%N) - start) / 1000000 )) ms"
+ok grep -q "60-dup.conf:2: (section): \[bt\]: the job is already defined at $t/main.conf:1" <<<"$out"
+out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} slow.1 0 2>&1)
+ok grep -q "No job 'slow.1' in the configuration" <<<"$out"
+if command -v gdbus >/dev/null; then
+	out=$(gdbus call --address "$DBUS_SYSTEM_BUS_ADDRESS" -d org.refsnap1 -o /org/refsnap1 \
+		-m org.refsnap1.Manager.GetJob slow.1 '{}' 2>&1)
+	ok grep -q "org.refsnap1.NoSuchJob: No job 'slow.1' in the configuration" <<<"$out"
+fi
+ok test "$(gp /org/refsnap1 org.refsnap1.Manager Jobs)" = 'a(so) 2 "bt" "/org/refsnap1/job/bt" "pr" "/org/refsnap1/job/pr"'
+ok test "$(gp /org/refsnap1/job/bt $J IntervalUSec)" = "t 3600000000"
+ok grep -q "reload: the configuration above has errors; still running the previous one" "$t/daemon.log"
+# The error's name, for scripts (busctl does not print it; gdbus does).
+if command -v gdbus >/dev/null; then
+	out=$(gdbus call --address "$DBUS_SYSTEM_BUS_ADDRESS" -d org.refsnap1 -o /org/refsnap1 \
+		-m org.refsnap1.Manager.Reload '{}' 2>&1)
+	ok grep -q "org.refsnap1.BadConfig: The configuration has errors, the previous one stays in force" <<<"$out"
+fi
+ok test "$(rc "${bc[@]}" --verbose call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 1 x b true)" = 1
+ok grep -q "Unknown option 'x'" "$t/calls.log"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "${bc[@]}" call org.refsnap1 /org/refsnap1 \
+		org.refsnap1.Manager Reload a{sv} 0 2>&1)
+	echo "$out" >> "$t/calls.log"
+	ok grep -q "Access denied" <<<"$out"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "${bc[@]}" call org.refsnap1 /org/refsnap1 \
+		org.refsnap1.Manager Cancel sa{sv} bt 0 2>&1)
+	echo "$out" >> "$t/calls.log"
+	ok grep -q "Access denied" <<<"$out"
+	# Refused by the daemon (the test's policy let them through), by the uid the bus gave.
+	ok grep -q "Reload() from uid $(id -u nobody), pid [1-9][0-9]*, unit [^ ]* (:1\.[0-9]*) refused: root only" "$t/daemon.log"
+	ok grep -q "Cancel() from uid $(id -u nobody), pid [1-9][0-9]*, unit [^ ]* (:1\.[0-9]*) refused: root only" "$t/daemon.log"
+fi
+rm "$t/conf.d/60-dup.conf"
+ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0
+S=/org/refsnap1/job/slow_2e1
+ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager GetJob sa{sv} slow.1 0 2>&1)" = "o \"$S\""
+for i in $(seq 300); do [ "$(gp $S $J Running)" = "b true" ] && break; sleep 0.1; done
+ok test "$(gp $S $J Running)" = "b true"
+ok test "$(gp $S $J NextDueUSec)" = "t 0"
+# seen PATH MEMBER TEXT: a signal of PATH in the monitor's log whose body matches TEXT.
+seen() {
+	python3 - "$t/monitor.log" "$@" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for block in re.split(r"\n(?=signal )", text):
+    if "path=" + sys.argv[2] + ";" in block and "member=" + sys.argv[3] in block and re.search(sys.argv[4], block):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+# Seen running: a PropertiesChanged of the job's object with Running true.
+running='string "Running"\s*variant\s*boolean true'
+for i in $(seq 100); do seen $S PropertiesChanged "$running" && break; sleep 0.1; done
+ok seen $S PropertiesChanged "$running"
+ok seen /org/refsnap1 InterfacesAdded "object path \"$S\""
+start=$(date +%s%N)
+out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Cancel sa{sv} slow.1 0 2>&1)
+echo "# time: Cancel() of a snapshot in its pre_snapshot hook answered in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+ok test "$out" = 's "cancelled"'
+ok test "$(gp $S $J Running)" = "b false"
+ok test "$(gp $S $J LastResult)" = 's "cancelled"'
+ok test "$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager ListSnapshots s slow.1 2>&1)" = "a(sxxttt) 0"
+ok sh -c "! ls -d '$t/store3'/20* 2>/dev/null"
+out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Cancel sa{sv} slow.1 0 2>&1)
+ok grep -q "No snapshot of slow.1 is running" <<<"$out"
+ok test "$(rc "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Cancel sa{sv} nope 0)" = 1
+ok grep -q "No job 'nope' in the configuration" "$t/calls.log"
+# Dropped by a reload: InterfacesRemoved, and the object is gone.
+rm "$t/conf.d/50-slow.conf"
+ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0
+for i in $(seq 100); do seen /org/refsnap1 InterfacesRemoved "$S" && break; sleep 0.1; done
+ok seen /org/refsnap1 InterfacesRemoved "object path \"$S\"[^]]*string \"org.refsnap1.Job\""
+ok sh -c "! '${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' tree --list org.refsnap1 | grep -q slow"
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
 # lock keeps the prune waiting for it, so the stop surely finds it.
@@ -146,6 +302,11 @@ wait "$caller" "$holder" 2>/dev/null
 ok test -d "$t/store2/2020-01-01T00:00:00Z"
 ok test -d "$t/store2/2020-01-02T00:00:00Z"
 d_pid=
+# The stop was said: the manager's State became stopping (PropertiesChanged,
+# sent while the daemon waited for its prune to end).
+ok seen /org/refsnap1 PropertiesChanged 'string "State"\s*variant\s*string "stopping"'
+kill "$mon_pid" 2>/dev/null
+wait "$mon_pid" 2>/dev/null
 ok test "$(rc "$ctl" status)" = 3
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
 [ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# calls:"; sed 's/^/# /' "$t/calls.log"; }

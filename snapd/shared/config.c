@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -35,6 +36,10 @@ typedef struct Parser {
         unsigned section_line;  /* of the last [SECTION] header */
         FILE *errors;           /* open_memstream */
         unsigned n_errors;
+        /* Every job section seen, where it first appeared: a second one is an error. */
+        char **sections;
+        size_t n_sections;
+        KeyWhere *section_at;
 } Parser;
 
 _printf_(3, 4)
@@ -107,6 +112,20 @@ static bool job_name_valid(const char *s) {
                 if (!isalnum((unsigned char) *s) && !strchr("_.-", *s))
                         return false;
         return true;
+}
+
+/*
+ * Names a job may not take: [daemon] in another case (a typo that would
+ * silently make a job), and the words a daemon-wide section or a command
+ * meaning "every job" may take.
+ */
+static bool job_name_reserved(const char *s) {
+        static const char *const reserved[] = { "daemon", "default", "defaults", "global", "all" };
+
+        for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
+                if (strcasecmp(s, reserved[i]) == 0)
+                        return true;
+        return false;
 }
 
 static bool path_valid(const char *s) {
@@ -310,6 +329,49 @@ static int handler(void *user, const char *section, const char *key, const char 
         return 1;
 }
 
+/*
+ * A [SECTION] header line: a job's name must be free (reserved names, and
+ * a job's section given twice, in one file or across drop-ins, are
+ * errors: two sections would silently merge into one job).
+ */
+static void section_header(Parser *p, const char *line) {
+        _cleanup_free_ char *name = NULL;
+        const char *start = line + strspn(line, " \t") + 1;
+        size_t n = strcspn(start, "]");
+        KeyWhere *at;
+
+        if (start[n] != ']')
+                return;         /* inih says it: a syntax error */
+        name = strndup(start, n);
+        if (!name) {
+                parse_error(p, "(section)", "out of memory");
+                return;
+        }
+        if (strcmp(name, "daemon") == 0)
+                return;         /* daemon-wide keys: a drop-in may set them again */
+        if (job_name_reserved(name)) {
+                parse_error(p, "(section)", "[%s]: a reserved name, not a job name", name);
+                return;
+        }
+        for (size_t i = 0; i < p->n_sections; i++)
+                if (strcmp(p->sections[i], name) == 0) {
+                        parse_error(p, "(section)", "[%s]: the job is already defined at %s:%u; "
+                                    "give each job one section", name, p->section_at[i].file,
+                                    p->section_at[i].line);
+                        return;
+                }
+        at = reallocarray(p->section_at, p->n_sections + 1, sizeof(*at));
+        if (at)
+                p->section_at = at;
+        if (!at || strv_push(&p->sections, &p->n_sections, name) < 0) {
+                parse_error(p, "(section)", "out of memory");
+                return;
+        }
+        p->section_at[p->n_sections - 1] = (KeyWhere) {};
+        if (key_where(p, &p->section_at[p->n_sections - 1]) < 0)
+                parse_error(p, "(section)", "out of memory");
+}
+
 /* Lines are read here so that the handler knows its line number. */
 static char *reader(char *str, int num, void *stream) {
         Parser *p = stream;
@@ -327,8 +389,10 @@ static char *reader(char *str, int num, void *stream) {
                 parse_error(p, "(line)", "longer than %d characters", num - 2);
                 strcpy(str, "\n");
         }
-        if (str[strspn(str, " \t")] == '[')
+        if (str[strspn(str, " \t")] == '[') {
                 p->section_line = p->line;
+                section_header(p, str);
+        }
         return str;
 }
 
@@ -425,6 +489,10 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
                 free(list);
         }
         validate(&p);
+        for (size_t i = 0; i < p.n_sections; i++)
+                free(p.section_at[i].file);
+        free(p.section_at);
+        strv_free(p.sections);
 
         if (fclose(p.errors) != 0)
                 return -ENOMEM;

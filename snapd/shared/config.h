@@ -9,10 +9,12 @@
 
 /*
  * refsnapd's configuration: the main file, then the drop-ins of its
- * conf.d directory in lexical order.  [daemon] holds daemon-wide keys;
- * every other section is a job named after it.  A later assignment
- * overrides an earlier one; "exclude" adds a pattern, and an empty
- * "exclude =" clears the list.  See refsnapd.conf(5).
+ * conf.d directory in lexical order.  [daemon] holds daemon-wide keys
+ * and may be given again; every other section is a job named after it,
+ * given once (a second section of a job, also in another file, and a
+ * reserved name are errors).  A later assignment overrides an earlier
+ * one; "exclude" adds a pattern, and an empty "exclude =" clears the
+ * list.  See refsnapd.conf(5).
  */
 
 #define JOB_HOOK_TIMEOUT_DEFAULT (5 * USEC_PER_MIN)

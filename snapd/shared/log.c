@@ -12,7 +12,8 @@
 #include "log.h"
 
 static int max_level = LOG_INFO;
-static int to_journal = -1;
+static int to_journal = -1;     /* -1: not decided yet (LOG_TARGET_AUTO) */
+static bool to_null = false;
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -20,6 +21,39 @@ void log_set_max_level(int level) {
 
 int log_get_max_level(void) {
         return max_level;
+}
+
+static bool stderr_is_journal(void);
+
+static const char *const target_names[] = {
+        [LOG_TARGET_AUTO] = "auto",
+        [LOG_TARGET_JOURNAL] = "journal",
+        [LOG_TARGET_CONSOLE] = "console",
+        [LOG_TARGET_NULL] = "null",
+};
+
+void log_set_target(LogTarget t) {
+        to_null = t == LOG_TARGET_NULL;
+        to_journal = t == LOG_TARGET_JOURNAL ? 1 : t == LOG_TARGET_CONSOLE ? 0 : -1;
+}
+
+LogTarget log_get_target(void) {
+        if (to_null)
+                return LOG_TARGET_NULL;
+        if (to_journal < 0)
+                to_journal = stderr_is_journal();
+        return to_journal ? LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
+}
+
+const char *log_target_to_string(LogTarget t) {
+        return t >= 0 && (size_t) t < ELEMENTSOF(target_names) ? target_names[t] : NULL;
+}
+
+LogTarget log_target_from_string(const char *s) {
+        for (size_t i = 0; i < ELEMENTSOF(target_names); i++)
+                if (strcmp(s, target_names[i]) == 0)
+                        return (LogTarget) i;
+        return _LOG_TARGET_INVALID;
 }
 
 /* Is stderr the journal stream systemd gave us? */
@@ -38,7 +72,7 @@ int log_job(int level, const char *job, const char *fmt, ...) {
         va_list ap;
         int r;
 
-        if (level > max_level)
+        if (level > max_level || to_null)
                 return 0;
         va_start(ap, fmt);
         r = vasprintf(&msg, fmt, ap);

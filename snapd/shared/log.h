@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -11,6 +12,23 @@
  */
 void log_set_max_level(int level);
 int log_get_max_level(void);
+
+/*
+ * Where log_job() writes (LogControl1's LogTarget): auto decides by
+ * JOURNAL_STREAM as at start; get answers journal or console for auto.
+ */
+typedef enum LogTarget {
+        LOG_TARGET_AUTO,
+        LOG_TARGET_JOURNAL,
+        LOG_TARGET_CONSOLE,
+        LOG_TARGET_NULL,
+        _LOG_TARGET_INVALID = -EINVAL,
+} LogTarget;
+
+void log_set_target(LogTarget t);
+LogTarget log_get_target(void);
+const char *log_target_to_string(LogTarget t);
+LogTarget log_target_from_string(const char *s);
 
 _printf_(3, 4)
 int log_job(int level, const char *job, const char *fmt, ...);

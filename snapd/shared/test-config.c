@@ -136,6 +136,14 @@ int main(void) {
         expect_error("[daemon]\nwatch_queue = 100\n", "main.conf:2: watch_queue: '100' is not one of unlimited, bounded");
         expect_error("[daemon]\nverbose = 1\n", "main.conf:2: verbose: unknown key in [daemon]");
         expect_error("source = /x\n", "main.conf:1: source: not in a section");
+        /* A job's section twice in one file; reserved names, [daemon] in another case among them. */
+        expect_error(JOB "[other]\nsource = /o\nstore = /p\ninterval = 1h\n[home]\nkeep_daily = 3\n",
+                     "main.conf:9: (section): [home]: the job is already defined at ");
+        expect_error(JOB "[home]\n", "main.conf:5: (section): [home]: the job is already defined at ");
+        expect_error("[Daemon]\nlog_level = debug\n", "main.conf:1: (section): [Daemon]: a reserved name, not a job name");
+        expect_error("[all]\nsource = /a\nstore = /b\ninterval = 1h\n", "main.conf:1: (section): [all]: a reserved name");
+        expect_error("[defaults]\n", "main.conf:1: (section): [defaults]: a reserved name");
+        expect_error("[daemon]\nlog_level = debug\n[daemon]\nfoo = 1\n", "main.conf:4: foo: unknown key in [daemon]");
         expect_error("[bad name]\nsource = /x\n", "main.conf:2: source: [bad name]: a job name");
         expect_error("[.hidden]\nsource = /x\n", "[.hidden]: a job name");
         expect_error(JOB "colour = blue\n", "main.conf:5: colour: unknown key");
@@ -217,17 +225,21 @@ int main(void) {
                 free(errors);
         }
 
-        /* Drop-ins in lexical order override; "exclude =" clears. */
+        /*
+         * Drop-ins in lexical order; [daemon] may be given again (the last
+         * assignment wins), a job only once; "exclude =" clears.
+         */
         {
-                _cleanup_free_ char *main_path = write_file("main.conf", JOB "exclude = *.a\n");
+                _cleanup_free_ char *main_path = write_file("main.conf", "[daemon]\nlog_level = err\n" JOB
+                                                            "exclude = *.a\nexclude =\nexclude = *.c\n");
                 _cleanup_free_ char *dd = NULL;
                 _cleanup_free_ char *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
                 char *errors = NULL;
 
                 if (asprintf(&dd, "%s/conf.d", dir) < 0 || mkdir(dd, 0755) < 0)
                         abort();
-                p1 = write_file("conf.d/20-b.conf", "[home]\ninterval = 2h\nexclude =\nexclude = *.c\n");
-                p2 = write_file("conf.d/10-a.conf", "[home]\ninterval = 3h\nexclude = *.b\n");
+                p1 = write_file("conf.d/20-b.conf", "[daemon]\nlog_level = notice\n");
+                p2 = write_file("conf.d/10-a.conf", "[daemon]\nlog_level = debug\n");
                 p3 = write_file("conf.d/30-c.conf.disabled", "[home]\ninterval = nonsense\n");
                 p4 = write_file("conf.d/40-new.conf", "[new]\nsource = /n\nstore = /m\ninterval = 1d\n");
                 CHECK(config_load(main_path, dd, &c, &errors) == 0);
@@ -237,13 +249,34 @@ int main(void) {
                         const Job *j = config_find_job(c, "home");
 
                         CHECK(c->n_jobs == 2);
-                        CHECK(j && j->interval == 2 * USEC_PER_HOUR);
+                        CHECK(c->log_level == LOG_NOTICE);
+                        CHECK(j && j->interval == USEC_PER_HOUR);
                         CHECK(j && j->n_exclude == 1 && strcmp(j->exclude[0], "*.c") == 0);
                         CHECK(config_find_job(c, "new") != NULL);
                 }
                 c = config_free(c);
 
-                /* An error in a drop-in names the drop-in. */
+                /* A job's section again in a drop-in: an error where it is, naming the first. */
+                free(p2);
+                p2 = write_file("conf.d/10-a.conf", "# again\n[home]\ninterval = 3h\n");
+                errors = NULL;
+                CHECK(config_load(main_path, dd, &c, &errors) == -EINVAL);
+                CHECK(errors && strstr(errors, "conf.d/10-a.conf:2: (section): [home]: the job is already defined at "));
+                CHECK(errors && strstr(errors, "main.conf:3; give each job one section"));
+                free(errors);
+                CHECK(c == NULL);
+                /* An empty one too. */
+                free(p2);
+                p2 = write_file("conf.d/10-a.conf", "[new]\n");
+                errors = NULL;
+                CHECK(config_load(main_path, dd, &c, &errors) == -EINVAL);
+                CHECK(errors && strstr(errors, "conf.d/40-new.conf:1: (section): [new]: the job is already defined at "));
+                free(errors);
+                CHECK(c == NULL);
+                free(p2);
+                p2 = write_file("conf.d/10-a.conf", "\n");
+
+        /* An error in a drop-in names the drop-in. */
                 free(p4);
                 p4 = write_file("conf.d/40-new.conf", "[new]\nsource = /n\nstore = /m\ninterval = 1d\nx = 1\n");
                 CHECK(config_load(main_path, dd, &c, &errors) == -EINVAL);

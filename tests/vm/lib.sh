@@ -293,8 +293,9 @@ jgrep() {
 	[[ $2 == *=* ]] && match=()
 	journalctl -q --after-cursor="$1" "${match[@]}" -o cat 2>/dev/null | grep -q -- "$3"
 }
-# reload_daemon: systemctl reload refsnapd (which only sends SIGHUP), and
-# wait until the daemon has reread its configuration.
+# reload_daemon: systemctl reload refsnapd (D-Bus Reload(), answered once
+# the configuration is reread; it fails on a bad one), and see the daemon
+# say it reread it.
 reload_daemon() {
 	local cur
 	cur=$(jcursor)
