@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "exit-status.h"
+#include "log-event.h"
 #include "macro.h"
 #include "refsnapctl.h"
 
@@ -171,6 +172,8 @@ static int parse_argv(int argc, char *argv[]) {
 int main(int argc, char *argv[]) {
         int r;
 
+        /* Events (a restore, a prune) go to the journal only: the verb's own output says what happened. */
+        log_events_set_target(LOG_EVENTS_JOURNAL);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;

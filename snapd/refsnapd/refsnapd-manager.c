@@ -14,6 +14,7 @@
 #include "fd-util.h"
 #include "hook.h"
 #include "log.h"
+#include "log-event.h"
 #include "mountpoint-util.h"
 #include "macro.h"
 #include "path-util.h"
@@ -110,7 +111,8 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 snprintf(js->result, sizeof(js->result), "failed");
                 js->changed = true;
                 if (code < 0)
-                        log_job(LOG_ERR, js->name, "snapshot process killed by signal %d", sig);
+                        log_event(LOG_ERR, MESSAGE_ID_SNAPSHOT_FAILED, js->name, NULL,
+                                  "snapshot process killed by signal %d", sig);
                 break;
         }
 }
@@ -323,10 +325,12 @@ int manager_job_decide(JobState *js, usec_t due) {
                 return r < 0 ? r : JOB_STARTED;
         }
         if (due == 0)
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (asked over D-Bus)");
+                log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_UNCHANGED, js->name, NULL,
+                          "unchanged since the last snapshot, skipped (asked over D-Bus)");
         else
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
-                        (unsigned long long) ((now - MIN(due, now)) / 1000));
+                log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_UNCHANGED, js->name, NULL,
+                          "unchanged since the last snapshot, skipped (%llu ms after due)",
+                          (unsigned long long) ((now - MIN(due, now)) / 1000));
         snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
                  format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
                  format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
@@ -768,14 +772,16 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         sd_notify(false, "RELOADING=1\nSTATUS=reloading the configuration");
         r = manager_load_config(m->config_path, m->dropins, &c);
         if (r < 0)
-                log_error("reload: the configuration above has errors; still running the previous one");
+                log_event(LOG_ERR, MESSAGE_ID_RELOAD_FAILED, NULL, &(EventFields) { .error = r },
+                          "reload: the configuration above has errors; still running the previous one");
         else {
                 Config *old = m->config;
 
                 m->config = c;
                 r = manager_apply_config(m);
                 if (r < 0) {
-                        log_error("reload: %s", strerror(-r));
+                        log_event(LOG_ERR, MESSAGE_ID_RELOAD_FAILED, NULL, &(EventFields) { .error = r },
+                                  "reload: %s", strerror(-r));
                         m->config = old;
                         config_free(c);
                 } else {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -11,6 +12,9 @@
  */
 void log_set_max_level(int level);
 int log_get_max_level(void);
+
+/* Is stderr the journal stream systemd gave this process (JOURNAL_STREAM)? */
+bool log_stderr_is_journal(void);
 
 _printf_(3, 4)
 int log_job(int level, const char *job, const char *fmt, ...);
