@@ -20,6 +20,7 @@
 #include "path-util.h"
 #include "refsnapd-attribution.h"
 #include "refsnapd-manager.h"
+#include "refsnapd-metrics.h"
 #include "refsnapd-worker.h"
 #include "schedule.h"
 #include "store.h"
@@ -89,6 +90,7 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 _cleanup_close_ int store = -EBADF;
                 SnapshotFacts f = {};
 
+                js->n_partial++;
                 if (js->job)
                         js->last = newest_snapshot(js->job, name);
                 store = js->job && name[0] ? store_open(js->job->store, false) : -EBADF;
@@ -109,6 +111,7 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 break;
         default:
                 snprintf(js->result, sizeof(js->result), "failed");
+                js->n_failed++;
                 js->changed = true;
                 if (code < 0)
                         log_event(LOG_ERR, MESSAGE_ID_SNAPSHOT_FAILED, js->name, NULL,
@@ -148,6 +151,9 @@ void manager_child_gone(Manager *m, pid_t pid) {
                         m->others[i] = m->others[--m->n_others];
                         break;
                 }
+        /* A prune over D-Bus, most often: the store changed. */
+        if (!m->stopping)
+                manager_write_metrics(m);
         (void) manager_exit_if_done(m);
 }
 
@@ -200,6 +206,7 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         if (js->job)
                 job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(m);
+        manager_write_metrics(m);
         return 0;
 }
 
@@ -336,6 +343,7 @@ int manager_job_decide(JobState *js, usec_t due) {
                  format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
         store_note_checked(js->job, now);
         manager_update_status(js->manager);
+        manager_write_metrics(js->manager);
         return JOB_SKIPPED;
 }
 
@@ -795,6 +803,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         }
         sd_notify(false, "READY=1");
         manager_update_status(m);
+        manager_write_metrics(m);
         return 0;
 }
 
@@ -900,6 +909,7 @@ int manager_start(Manager *m) {
         log_info("started: %zu job%s", m->n_jobs, m->n_jobs == 1 ? "" : "s");
         sd_notify(false, "READY=1");
         manager_update_status(m);
+        manager_write_metrics(m);
         return 0;
 }
 

@@ -30,6 +30,7 @@ typedef struct JobState {
         FileId source_id;       /* its source, by identity: what changes are attributed to */
         uint64_t source_mnt;    /* the mount its source was on when watched */
         char result[128];
+        uint64_t n_failed, n_partial;   /* runs that failed, or ended partial, since the daemon started */
         pid_t child;
         sd_event_source *timer, *child_source;
 } JobState;
