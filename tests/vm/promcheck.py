@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # promcheck.py FILE...: the checks of `promtool check metrics` that apply
-# to a node_exporter textfile, for where promtool is not installed (the
+# to a node_exporter textfile (here in tests/vm/, so that the guest has it
+# too: the monitor suite, and the host tests test-metrics, test-monitor), for where promtool is not installed (the
 # test image leaves out Debian's prometheus package: 96 MB installed, a
 # server it would start).  The Prometheus text exposition format, version
 # 0.0.4: HELP and TYPE at most once per family and before its samples, a
