@@ -73,6 +73,20 @@ static void print_label(const char *name, const char *what) {
         printf("_%s'", what);
 }
 
+/* Room for one more line after the n there are. */
+static int grow(CheckLine **lines, size_t n, size_t *cap) {
+        CheckLine *p;
+
+        if (n < *cap)
+                return 0;
+        p = reallocarray(*lines, *cap * 2 + 8, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        *lines = p;
+        *cap = *cap * 2 + 8;
+        return 0;
+}
+
 int verb_check(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "warning", required_argument, NULL, 'w' },
@@ -85,7 +99,7 @@ int verb_check(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_free_ CheckLine *lines = NULL;
         usec_t warn = 0, crit = 0, now = now_realtime();
-        size_t n = 0, counts[4] = {};
+        size_t n = 0, cap = 0, counts[4] = {};
         CheckState worst = CHECK_OK;
         const char *prefix = "REFSNAP";
         int opt, r;
@@ -124,9 +138,6 @@ int verb_check(int argc, char *argv[]) {
                 printf("%s UNKNOWN: the configuration %s cannot be read\n", prefix, arg_config);
                 return CHECK_UNKNOWN;
         }
-        lines = calloc(c->n_jobs + (size_t) (argc - optind) + 1, sizeof(*lines));
-        if (!lines)
-                return CHECK_UNKNOWN;
         r = sd_bus_message_enter_container(reply, 'a', "(sssttsb)");
         while (r >= 0) {
                 const char *name, *source, *store, *result;
@@ -140,11 +151,20 @@ int verb_check(int argc, char *argv[]) {
                 r = sd_bus_message_read(reply, "(sssttsb)", &name, &source, &store, &last, &next, &result, &running);
                 if (r <= 0)
                         break;
+                if (grow(&lines, n, &cap) < 0)
+                        return CHECK_UNKNOWN;
                 for (int i = optind; i < argc && !wanted; i++)
                         wanted = strcmp(argv[i], name) == 0;
                 job = config_find_job(c, name);
-                if (!wanted || !job)
+                if (!wanted)
                         continue;
+                if (!job) {
+                        /* The daemon runs it, the file no longer has it: no interval to judge by. */
+                        lines[n] = (CheckLine) { .name = (char *) name, .state = CHECK_UNKNOWN };
+                        snprintf(lines[n].why, sizeof(lines[n].why), "not in %s (a reload pending?)", arg_config);
+                        n++;
+                        continue;
+                }
                 j = (CheckJob) { .result = result, .last = last, .interval = job->interval };
                 read_store(job, &j, more, sizeof(more));
                 lines[n] = (CheckLine) {
@@ -169,6 +189,8 @@ int verb_check(int argc, char *argv[]) {
                         found = strcmp(lines[k].name, argv[i]) == 0;
                 if (found)
                         continue;
+                if (grow(&lines, n, &cap) < 0)
+                        return CHECK_UNKNOWN;
                 lines[n] = (CheckLine) { .name = argv[i], .state = CHECK_UNKNOWN };
                 snprintf(lines[n].why, sizeof(lines[n].why), "no such job in refsnapd's configuration");
                 n++;

@@ -131,6 +131,10 @@ printf '[late]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src-late" "$t/stor
 kill -HUP "$d_pid"
 for i in $(seq 100); do grep -q '^refsnap_snapshots{job="late"}' "$m" 2>/dev/null && break; sleep 0.1; done
 ok grep -q '^refsnap_snapshots{job="late"} 1$' "$m"
+# A job the daemon runs that the file no longer has (no reload yet): UNKNOWN, said.
+rm "$t/conf.d/late.conf"
+ok test "$(check late)" = 3
+ok grep -q '^late: UNKNOWN: not in .*main.conf (a reload pending?)$' "$t/out"
 
 # Stopped again: UNKNOWN.
 kill -TERM "$d_pid"
