@@ -23,7 +23,9 @@ CheckState check_job_state(const CheckJob *j, usec_t now, usec_t warn, usec_t cr
         *age = verified > 0 && now > verified ? now - verified : 0;
         timespan_format(*age / USEC_PER_SEC * USEC_PER_SEC, a, sizeof(a));
         if (startswith_word(j->result, "failed")) {
-                snprintf(why, size, "the last snapshot failed (%s)", j->result);
+                /* The daemon's words when they say more than "failed". */
+                snprintf(why, size, "the last snapshot failed%s%s%s", strcmp(j->result, "failed") ? " (" : "",
+                         strcmp(j->result, "failed") ? j->result : "", strcmp(j->result, "failed") ? ")" : "");
                 return CHECK_CRITICAL;
         }
         if (j->last == 0) {
