@@ -10,6 +10,13 @@ usec_t now_realtime(void) {
         return (usec_t) ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+usec_t now_monotonic(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
 const char *format_timestamp_utc(time_t t, TimestampStyle style, char *buf, size_t size) {
         struct tm tm;
 

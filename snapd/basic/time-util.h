@@ -15,6 +15,8 @@ typedef enum TimestampStyle {
 
 /* The realtime clock in microseconds. */
 usec_t now_realtime(void);
+/* CLOCK_MONOTONIC in microseconds: for durations. */
+usec_t now_monotonic(void);
 
 /*
  * The UTC time t (seconds) in style, into buf (TIMESTAMP_MAX bytes are

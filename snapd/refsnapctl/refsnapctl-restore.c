@@ -14,9 +14,11 @@
 
 #include "chase.h"
 #include "dirent-util.h"
+#include "escape.h"
 #include "exit-status.h"
 #include "fd-util.h"
 #include "mountpoint-util.h"
+#include "log-event.h"
 #include "macro.h"
 #include "path-util.h"
 #include "reflink.h"
@@ -623,5 +625,15 @@ int verb_restore(int argc, char *argv[]) {
                 }
         strv_free(skipped);
         print_summary(&o, name, target);
+        if (!arg_dry_run) {
+                _cleanup_free_ char *esc = cescape(target);
+
+                log_event(r == EXIT_OK ? LOG_INFO : LOG_WARNING, MESSAGE_ID_RESTORED, job->name,
+                          &(EventFields) { .snapshot = name, .has_counts = true, .files = o.stats.replaced },
+                          "restored from snapshot %s into %s: %llu entries replaced, %llu deleted%s",
+                          name, esc ? esc : "(out of memory)", (unsigned long long) o.stats.replaced,
+                          (unsigned long long) o.stats.deleted,
+                          r == EXIT_OK ? "" : ", some not restored");
+        }
         return r;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "exit-status.h"
+#include "log-event.h"
 #include "macro.h"
 #include "refsnapctl.h"
 
@@ -48,6 +49,7 @@ static const Verb verbs[] = {
         { "restore", verb_restore },
         { "check-config", verb_check_config },
         { "offsite", verb_offsite },
+        { "check", verb_check },
 };
 
 static void help(void) {
@@ -63,7 +65,10 @@ static void help(void) {
                "  prune JOB [--dry-run]    apply the job's retention now\n"
                "  check-config [FILE]      check the configuration, print every error\n"
                "  offsite JOB [--force] [--force-every=N]\n"
-               "                           back up the newest snapshot with restic, from a fixed path\n\n"
+               "                           back up the newest snapshot with restic, from a fixed path\n"
+               "  check [JOB]... [-w SPAN] [-c SPAN]\n"
+               "                           a monitoring plugin (Nagios): 0 OK, 1 WARNING, 2 CRITICAL,\n"
+               "                           3 UNKNOWN; -w/-c after the verb are its thresholds\n\n"
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
                "      --json               machine-readable output for status, list and diff\n"
@@ -168,9 +173,43 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-int main(int argc, char *argv[]) {
-        int r;
+/*
+ * Where the verb check is, if it is the verb: its -w and -c (critical)
+ * are its own, so the options before it are parsed alone.  The first
+ * word that is neither an option nor an option's argument is the verb.
+ * Returns its index, or 0.
+ */
+static int find_check_verb(int argc, char *argv[]) {
+        static const char *const with_arg[] = { "-c", "--config", "--conf-dir", "--to", "--force-every" };
 
+        for (int i = 1; i < argc; i++) {
+                bool takes = false;
+
+                if (strcmp(argv[i], "--") == 0)
+                        return i + 1 < argc && strcmp(argv[i + 1], "check") == 0 ? i + 1 : 0;
+                if (argv[i][0] != '-')
+                        return strcmp(argv[i], "check") == 0 ? i : 0;
+                for (size_t k = 0; k < ELEMENTSOF(with_arg); k++)
+                        takes = takes || strcmp(argv[i], with_arg[k]) == 0;
+                if (takes)
+                        i++;
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        int check, r;
+
+        /* Events (a restore, a prune) go to the journal only: the verb's own output says what happened. */
+        log_events_set_target(LOG_EVENTS_JOURNAL);
+        check = find_check_verb(argc, argv);
+        if (check > 0) {
+                /* A plugin's bad usage is UNKNOWN (3), as every other failure to judge. */
+                r = parse_argv(check, argv);
+                if (r <= 0)
+                        return r < 0 ? 3 : EXIT_OK;
+                return verb_check(argc - check, argv + check);
+        }
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;

@@ -31,3 +31,5 @@ int verb_diff(int argc, char *argv[]);
 int verb_restore(int argc, char *argv[]);
 int verb_check_config(int argc, char *argv[]);
 int verb_offsite(int argc, char *argv[]);
+/* Its status is the Nagios plugin convention's (refsnapctl-check-state.h), not exit-status.h's. */
+int verb_check(int argc, char *argv[]);

@@ -14,11 +14,13 @@
 #include "fd-util.h"
 #include "hook.h"
 #include "log.h"
+#include "log-event.h"
 #include "mountpoint-util.h"
 #include "macro.h"
 #include "path-util.h"
 #include "refsnapd-attribution.h"
 #include "refsnapd-manager.h"
+#include "refsnapd-metrics.h"
 #include "refsnapd-worker.h"
 #include "schedule.h"
 #include "store.h"
@@ -103,6 +105,7 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
                 SnapshotFacts f = {};
 
                 js->last_result = JOB_RESULT_PARTIAL;
+                js->n_partial++;
                 if (js->job)
                         js->last = newest_snapshot(js->job, name);
                 store = js->job && name[0] ? store_open(js->job->store, false) : -EBADF;
@@ -126,9 +129,11 @@ static void job_note_exit(JobState *js, int code, int sig, char name[static SNAP
         default:
                 snprintf(js->result, sizeof(js->result), "failed");
                 js->last_result = JOB_RESULT_FAILED;
+                js->n_failed++;
                 js->changed = true;
                 if (code < 0)
-                        log_job(LOG_ERR, js->name, "snapshot process killed by signal %d", sig);
+                        log_event(LOG_ERR, MESSAGE_ID_SNAPSHOT_FAILED, js->name, NULL,
+                                  "snapshot process killed by signal %d", sig);
                 break;
         }
         if (js->last_result == JOB_RESULT_OK || js->last_result == JOB_RESULT_PARTIAL) {
@@ -168,6 +173,9 @@ void manager_child_gone(Manager *m, pid_t pid) {
                         m->others[i] = m->others[--m->n_others];
                         break;
                 }
+        /* A prune over D-Bus, most often: the store changed. */
+        if (!m->stopping)
+                manager_write_metrics(m);
         (void) manager_exit_if_done(m);
 }
 
@@ -220,6 +228,7 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         if (js->job)
                 job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(m);
+        manager_write_metrics(m);
         return 0;
 }
 
@@ -345,10 +354,12 @@ int manager_job_decide(JobState *js, usec_t due) {
                 return r < 0 ? r : JOB_STARTED;
         }
         if (due == 0)
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (asked over D-Bus)");
+                log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_UNCHANGED, js->name, NULL,
+                          "unchanged since the last snapshot, skipped (asked over D-Bus)");
         else
-                log_job(LOG_INFO, js->name, "unchanged since the last snapshot, skipped (%llu ms after due)",
-                        (unsigned long long) ((now - MIN(due, now)) / 1000));
+                log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_UNCHANGED, js->name, NULL,
+                          "unchanged since the last snapshot, skipped (%llu ms after due)",
+                          (unsigned long long) ((now - MIN(due, now)) / 1000));
         snprintf(js->result, sizeof(js->result), "unchanged since %s, checked %s",
                  format_usec_utc(js->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
                  format_usec_utc(now, TIMESTAMP_ISO, "-", b, sizeof(b)));
@@ -356,6 +367,7 @@ int manager_job_decide(JobState *js, usec_t due) {
         js->last_skip = js->last_verified = now;
         EMIT(js->manager, job_changed, js);
         manager_update_status(js->manager);
+        manager_write_metrics(js->manager);
         return JOB_SKIPPED;
 }
 
@@ -812,14 +824,16 @@ int manager_reload(Manager *m, char **errors) {
                    (unsigned long long) ts.tv_sec * USEC_PER_SEC + (unsigned long long) ts.tv_nsec / 1000);
         r = manager_load_config(m->config_path, m->dropins, &c, errors);
         if (r < 0)
-                log_error("reload: the configuration above has errors; still running the previous one");
+                log_event(LOG_ERR, MESSAGE_ID_RELOAD_FAILED, NULL, &(EventFields) { .error = r },
+                          "reload: the configuration above has errors; still running the previous one");
         else {
                 Config *old = m->config;
 
                 m->config = c;
                 r = manager_apply_config(m);
                 if (r < 0) {
-                        log_error("reload: %s", strerror(-r));
+                        log_event(LOG_ERR, MESSAGE_ID_RELOAD_FAILED, NULL, &(EventFields) { .error = r },
+                                  "reload: %s", strerror(-r));
                         m->config = old;
                         config_free(c);
                         if (errors)
@@ -835,6 +849,7 @@ int manager_reload(Manager *m, char **errors) {
         }
         sd_notify(false, "READY=1");
         manager_update_status(m);
+        manager_write_metrics(m);
         return r;
 }
 
@@ -957,6 +972,7 @@ int manager_start(Manager *m) {
         log_info("started: %zu job%s", m->n_jobs, m->n_jobs == 1 ? "" : "s");
         sd_notify(false, "READY=1");
         manager_update_status(m);
+        manager_write_metrics(m);
         return 0;
 }
 

@@ -48,6 +48,7 @@ typedef struct JobState {
         char last_name[SNAPSHOT_NAME_MAX];      /* the newest snapshot, "": none */
         usec_t last_skip;       /* CLOCK_REALTIME of the last on_change skip, 0: none */
         usec_t last_verified;   /* when the store was last known to match the source: a snapshot's start, a skip */
+        uint64_t n_failed, n_partial;   /* runs that failed, or ended partial, since the daemon started */
         pid_t child;
         sd_event_source *timer, *child_source;
 } JobState;

@@ -14,10 +14,12 @@
 #include "hook.h"
 #include "macro.h"
 #include "log.h"
+#include "log-event.h"
 #include "path-util.h"
 #include "prune.h"
 #include "refsnapd-worker.h"
 #include "snapshot.h"
+#include "time-util.h"
 #include "timespan.h"
 
 static volatile sig_atomic_t worker_cancel = 0;
@@ -135,13 +137,16 @@ _noreturn_ void worker_run(const Job *job, bool full) {
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
+        usec_t begin, duration;
         FILE *log;
         int r, code;
 
         worker_signals();
         /* What the walk says, each line through the job's log, a name never raw (log.h). */
         log = log_job_stream(job->name);
+        begin = now_monotonic();
         r = snapshot_take(job, NULL, &worker_cancel, log ? log : stderr, &pre, name, &facts);
+        duration = now_monotonic() - begin;
         if (log)
                 fflush(log);
         if (r == SNAPSHOT_SKIPPED) {
@@ -152,25 +157,37 @@ _noreturn_ void worker_run(const Job *job, bool full) {
                 result = "cancelled";
                 code = EXIT_CANCELLED;
         } else if (r < 0) {
-                log_job(LOG_ERR, job->name, "snapshot failed: %s", strerror(-r));
+                log_event(LOG_ERR, MESSAGE_ID_SNAPSHOT_FAILED, job->name,
+                          &(EventFields) { .duration_usec = duration, .error = r },
+                          "snapshot failed: %s", strerror(-r));
                 result = "failed";
                 code = EXIT_FAILED;
         } else {
-                log_job(LOG_INFO, job->name,
-                        "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, %llds; "
-                        "%s: %llu reused, %llu made, %llu directories compared",
-                        name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
-                        (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
-                        (long long) (facts.end - facts.start), facts.incremental ? "incremental" : "full",
-                        (unsigned long long) facts.reused, (unsigned long long) facts.made,
-                        (unsigned long long) facts.compared);
+                EventFields ef = { .snapshot = name, .has_counts = true, .files = facts.files,
+                                   .bytes = facts.bytes, .duration_usec = duration };
+
+                if (!facts.skipped)
+                        log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_COMPLETE, job->name, &ef,
+                                  "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, "
+                                  "%llds; %s: %llu reused, %llu made, %llu directories compared",
+                                  name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
+                                  (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
+                                  (long long) (facts.end - facts.start),
+                                  facts.incremental ? "incremental" : "full", (unsigned long long) facts.reused,
+                                  (unsigned long long) facts.made, (unsigned long long) facts.compared);
+                else
+                        /* The files, directories and bytes of the snapshot said as before, then why partial. */
+                        log_event(LOG_WARNING, MESSAGE_ID_SNAPSHOT_PARTIAL, job->name, &ef,
+                                  "snapshot %s: %llu files, %llu directories, %llu bytes shared, %llu vanished, "
+                                  "%llds; snapshot %s is partial: %llu file%s skipped (listed above, and in "
+                                  "%s/.facts/%s" STORE_SKIPPED_SUFFIX ")",
+                                  name, (unsigned long long) facts.files, (unsigned long long) facts.dirs,
+                                  (unsigned long long) facts.bytes, (unsigned long long) facts.vanished,
+                                  (long long) (facts.end - facts.start), name,
+                                  (unsigned long long) facts.skipped, facts.skipped == 1 ? "" : "s", job->store,
+                                  name);
                 result = facts.skipped ? "partial" : "ok";
                 code = facts.skipped ? EXIT_PARTIAL : EXIT_OK;
-                if (facts.skipped)
-                        log_job(LOG_WARNING, job->name,
-                                "snapshot %s is partial: %llu file%s skipped (listed above, and in %s/.facts/%s"
-                                STORE_SKIPPED_SUFFIX ")", name, (unsigned long long) facts.skipped,
-                                facts.skipped == 1 ? "" : "s", job->store, name);
                 path = path_join(job->store, name);
         }
         /* After every run that reached the pre hook, however it went: the result says how. */

@@ -92,6 +92,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_jobs; i++)
                 job_free(c->jobs[i]);
         free(c->jobs);
+        free(c->metrics_file);
         free(c);
         return NULL;
 }
@@ -242,6 +243,17 @@ static int handler(void *user, const char *section, const char *key, const char 
                                 p->config->watch_queue_bounded = value[0] == 'b';
                         else
                                 parse_error(p, key, "'%s' is not one of unlimited, bounded", value);
+                } else if (strcmp(key, "metrics_file") == 0) {
+                        /* Empty: none.  Else a plain absolute path whose name node_exporter reads (*.prom). */
+                        if (!value[0])
+                                p->config->metrics_file = mfree(p->config->metrics_file);
+                        else if (!path_is_normalized_absolute(value) || strlen(value) < 7 ||
+                                 strcmp(value + strlen(value) - 5, ".prom") != 0 ||
+                                 strlen(value) >= PATH_MAX)
+                                parse_error(p, key, "'%s' is not an absolute, normalized path ending in .prom "
+                                            "(or empty: no metrics)", value);
+                        else if (set_string(&p->config->metrics_file, value) < 0)
+                                return 0;
                 } else
                         parse_error(p, key, "unknown key in [daemon]");
                 return 1;
@@ -469,6 +481,9 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
         c->log_level = LOG_INFO;
         /* A queue a user can grow without bound costs the kernel memory no cgroup limit stops. */
         c->watch_queue_bounded = true;
+        c->metrics_file = strdup(CONFIG_METRICS_FILE_DEFAULT);
+        if (!c->metrics_file)
+                return -ENOMEM;
         p.config = c;
         p.errors = open_memstream(&buf, &size);
         if (!p.errors)

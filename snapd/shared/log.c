@@ -67,6 +67,12 @@ static bool stderr_is_journal(void) {
         return st.st_dev == dev && st.st_ino == ino;
 }
 
+bool log_stderr_is_journal(void) {
+        if (to_journal < 0)
+                to_journal = stderr_is_journal();
+        return to_journal;
+}
+
 int log_job(int level, const char *job, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
         va_list ap;

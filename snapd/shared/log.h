@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -29,6 +30,9 @@ void log_set_target(LogTarget t);
 LogTarget log_get_target(void);
 const char *log_target_to_string(LogTarget t);
 LogTarget log_target_from_string(const char *s);
+
+/* Is stderr the journal stream systemd gave this process (JOURNAL_STREAM)? */
+bool log_stderr_is_journal(void);
 
 _printf_(3, 4)
 int log_job(int level, const char *job, const char *fmt, ...);

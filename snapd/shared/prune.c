@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log-event.h"
 #include "macro.h"
 #include "prune.h"
 #include "retention.h"
@@ -99,6 +100,14 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
                         continue;
                 }
                 r = store_retire(store, names[i]);
+                if (r < 0)
+                        log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job->name,
+                                  &(EventFields) { .snapshot = names[i], .error = r },
+                                  "retention could not remove snapshot %s: %s", names[i], strerror(-r));
+                else
+                        log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_PRUNED, job->name,
+                                  &(EventFields) { .snapshot = names[i] },
+                                  "snapshot %s pruned (%s)", names[i], "no retention rule keeps it");
                 if (out)
                         fprintf(out, "remove %s%s%s\n", names[i], r < 0 ? ": " : "",
                                 r < 0 ? strerror(-r) : "");
@@ -117,6 +126,10 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         }
         /* These, and what an earlier prune could not remove. */
         r = store_remove_retired(store, out);
+        if (r < 0)
+                log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job->name, &(EventFields) { .error = r },
+                          "retention could not remove a retired snapshot (left hidden for the next run): %s",
+                          strerror(-r));
         if (r < 0 && first == 0)
                 first = r;
         return first < 0 ? first : gone;

@@ -124,12 +124,29 @@ int main(void) {
         if (c) {
                 CHECK(c->log_level == LOG_INFO);
                 CHECK(c->watch_queue_bounded);
+                CHECK_STREQ(c->metrics_file, "/var/lib/prometheus/node-exporter/refsnap.prom");
                 CHECK(!c->jobs[0]->on_change);
                 CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
                 CHECK(c->jobs[0]->retention.keep_guard == 7 * 24 * USEC_PER_HOUR);
                 CHECK(c->jobs[0]->n_exclude == 0);
         }
         c = config_free(c);
+
+        /* metrics_file: another path, or none. */
+        e = load("[daemon]\nmetrics_file = /srv/metrics/refsnap.prom\n" JOB, &c);
+        CHECK(e == NULL);
+        free(e);
+        CHECK(c && c->metrics_file && strcmp(c->metrics_file, "/srv/metrics/refsnap.prom") == 0);
+        c = config_free(c);
+        e = load("[daemon]\nmetrics_file =\n" JOB, &c);
+        CHECK(e == NULL);
+        free(e);
+        CHECK(c && c->metrics_file == NULL);
+        c = config_free(c);
+        expect_error("[daemon]\nmetrics_file = metrics/refsnap.prom\n",
+                     "main.conf:2: metrics_file: 'metrics/refsnap.prom' is not an absolute, normalized path ending in .prom");
+        expect_error("[daemon]\nmetrics_file = /srv/../refsnap.prom\n", "main.conf:2: metrics_file: '/srv/../refsnap.prom' is not");
+        expect_error("[daemon]\nmetrics_file = /srv/refsnap.txt\n", "main.conf:2: metrics_file: '/srv/refsnap.txt' is not");
 
         /* Every error, with its file, line and key. */
         expect_error("[daemon]\nlog_level = loud\n", "main.conf:2: log_level: 'loud' is not one of");
