@@ -17,7 +17,7 @@
 /*
  * The layout (little endian):
  *   header  (64)  "RFSNPMF1", u32 version, u32 header length, u64 key, s64 started, zeros
- *   record  (56 + name)  u16 name length, u16 flags, u32 mode, u64 dev, u64 ino,
+ *   record  (56 + name)  u16 name length, u16 flags, u32 mode, u64 fs identity, u64 ino,
  *                        s64 ctime s, u32 ctime ns, u32 nlink, u64 size,
  *                        u64 children's length, the name
  *   trailer (32)  "RFSNPEND", u64 entries, u64 its own offset, u64 FNV-1a 64 of all before
@@ -25,7 +25,8 @@
 #define HEADER_SIZE 64
 #define RECORD_SIZE 56
 #define TRAILER_SIZE 32
-#define VERSION 1
+/* 2: dev is the filesystem's identity (fs_identity()), no longer st_dev. */
+#define VERSION 2
 static const char header_magic[8] = "RFSNPMF1", trailer_magic[8] = "RFSNPEND";
 
 #define FNV_INIT 0xcbf29ce484222325ULL
@@ -47,14 +48,14 @@ static uint16_t get16(const char *p) { uint16_t v; memcpy(&v, p, 2); return le16
 static uint32_t get32(const char *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static uint64_t get64(const char *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
-int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x,
+int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x, uint64_t fs_id,
                               const struct timespec *now) {
         size_t n = strlen(name);
 
         if (n == 0 || n >= sizeof(e->name))
                 return -ENAMETOOLONG;
         *e = (ManifestEntry) {
-                .dev = makedev(x->stx_dev_major, x->stx_dev_minor),
+                .dev = fs_id,
                 .ino = x->stx_ino,
                 .ctime_sec = x->stx_ctime.tv_sec,
                 .ctime_nsec = x->stx_ctime.tv_nsec,
@@ -75,9 +76,9 @@ int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct s
         return 0;
 }
 
-bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x) {
+bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x, uint64_t fs_id) {
         return !(prev->flags & MANIFEST_RACY) &&
-                prev->dev == makedev(x->stx_dev_major, x->stx_dev_minor) && prev->ino == x->stx_ino &&
+                prev->dev == fs_id && prev->ino == x->stx_ino &&
                 prev->ctime_sec == x->stx_ctime.tv_sec && prev->ctime_nsec == x->stx_ctime.tv_nsec &&
                 prev->size == x->stx_size && prev->mode == x->stx_mode && prev->nlink == x->stx_nlink;
 }
@@ -246,8 +247,12 @@ int manifest_open(int facts_dir, const char *snapshot, uint64_t key, Manifest **
                 goto fail;
         }
         r = -EBADMSG;
-        if (memcmp(p, header_magic, 8) != 0 || get32(p + 8) != VERSION || get32(p + 12) != HEADER_SIZE)
+        if (memcmp(p, header_magic, 8) != 0 || get32(p + 12) != HEADER_SIZE)
                 goto fail;
+        if (get32(p + 8) != VERSION) {
+                r = -EPROTO;
+                goto fail;
+        }
         if (get64(p + 16) != key) {
                 r = -ESTALE;
                 goto fail;

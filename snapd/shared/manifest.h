@@ -12,7 +12,7 @@
  * facts; written under a hidden temporary name, synced, renamed into
  * place before the facts, removed with them).  The next snapshot of the
  * job compares the source against it: an entry is unchanged when its
- * identity (device, inode), ctime (ns), size, mode (type and permissions)
+ * identity (filesystem, inode), ctime (ns), size, mode (type and permissions)
  * and link count are those recorded at the same path
  * (manifest_entry_unchanged()).  ctime is the basis: every write,
  * truncate, chmod, chown, xattr or ACL change, link, unlink and rename
@@ -60,7 +60,8 @@
 #define MANIFEST_RACY 0x1u
 
 typedef struct ManifestEntry {
-        uint64_t dev, ino;
+        uint64_t dev;           /* the filesystem's identity (fs_identity()), stable across reboots */
+        uint64_t ino;
         int64_t ctime_sec;
         uint32_t ctime_nsec;
         uint32_t mode;          /* type and permissions, as st_mode */
@@ -71,15 +72,18 @@ typedef struct ManifestEntry {
 } ManifestEntry;
 
 /*
- * The record of name, as statx x (STATX_BASIC_STATS) found it; now is
- * CLOCK_REALTIME_COARSE read after that statx and before the entry's data
- * was taken.  -ENAMETOOLONG for a name of more than 255 bytes.
+ * The record of name, as statx x (STATX_BASIC_STATS) found it, on the
+ * filesystem fs_id (fs_identity() of x's device: st_dev is not the same
+ * after a reboot, and a snapshot after one would find every entry
+ * changed); now is CLOCK_REALTIME_COARSE read after that statx and
+ * before the entry's data was taken.  -ENAMETOOLONG for a name of more
+ * than 255 bytes.
  */
-int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x,
+int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x, uint64_t fs_id,
                               const struct timespec *now);
 
-/* Is the entry found as x the one prev recorded at the same path, unchanged since? */
-bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x);
+/* Is the entry found as x on fs_id the one prev recorded at the same path, unchanged since? */
+bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x, uint64_t fs_id);
 
 /* What makes a manifest the job's: its source and the exclude patterns applied (NULL: none). */
 uint64_t manifest_job_key(const char *source, char *const *exclude);
@@ -89,8 +93,9 @@ typedef struct Manifest Manifest;
 
 /*
  * Open and check facts_dir/SNAPSHOT.manifest: 0 and *ret; -ENOENT (none),
- * -EBADMSG (truncated, damaged, not a manifest), -ESTALE (another key:
- * the job's source or excludes changed since), or another -errno.
+ * -EBADMSG (truncated, damaged, not a manifest), -EPROTO (a manifest of
+ * another format version), -ESTALE (another key: the job's source or
+ * excludes changed since), or another -errno.
  */
 int manifest_open(int facts_dir, const char *snapshot, uint64_t key, Manifest **ret);
 Manifest *manifest_free(Manifest *m);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +97,12 @@ typedef struct State {
         ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
         ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
         bool inplace;           /* REUSE_INPLACE: the destination is a copy of the previous snapshot */
+        /* The filesystems met, by device: their identity (fs_identity()), asked once per device. */
+        struct {
+                dev_t dev;
+                uint64_t id;
+        } fs_ids[8];
+        size_t n_fs_ids;
 } State;
 
 /* A directory as the previous snapshot had it, for REUSE_LINK. */
@@ -103,6 +110,30 @@ typedef struct Level {
         ManifestCursor cur;     /* the previous manifest's entries of this directory */
         int dir;                /* this directory in the previous snapshot (O_PATH) */
 } Level;
+
+/*
+ * The identity recorded for an entry on x's device: a directory (dir_fd,
+ * any descriptor of it) is asked, anything else takes that of the
+ * directory it is in, met before it (a device first met on something
+ * that is not a directory gets an identity of this boot only, never
+ * remembered).
+ */
+static uint64_t state_fs_id(State *s, const struct statx *x, int dir_fd) {
+        dev_t dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+        uint64_t id;
+
+        for (size_t i = 0; i < s->n_fs_ids; i++)
+                if (s->fs_ids[i].dev == dev)
+                        return s->fs_ids[i].id;
+        if (dir_fd < 0)
+                return fs_identity_boot_local(dev);
+        (void) fs_identity(dir_fd, dev, &id);
+        if (s->n_fs_ids < ELEMENTSOF(s->fs_ids)) {
+                s->fs_ids[s->n_fs_ids].dev = dev;
+                s->fs_ids[s->n_fs_ids++].id = id;
+        }
+        return id;
+}
 
 static void links_done(Links *l) {
         for (size_t i = 0; i < l->cap; i++)
@@ -657,6 +688,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         struct statx x;
         struct stat st;
         int r, reuse = -EBADF;
+        uint64_t fs_id = 0;
         bool found = false;
 
         /*
@@ -693,10 +725,12 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
                 s->stats.other_mounts++;
                 return inplace_clear(s, dfd, name);
         }
+        if (s->seg || prev)
+                fs_id = state_fs_id(s, &x, S_ISDIR(st.st_mode) ? fd : -EBADF);
         if (s->seg) {
                 /* After the statx, before the data is taken: see MANIFEST_RACY. */
                 clock_gettime(CLOCK_REALTIME_COARSE, &now);
-                r = manifest_entry_from_statx(&e, name, &x, &now);
+                r = manifest_entry_from_statx(&e, name, &x, fs_id, &now);
                 if (r < 0)
                         return fail(s, r, "cannot record");
         }
@@ -709,7 +743,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         if (S_ISDIR(st.st_mode))
                 return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL);
         /* Linked to (REUSE_LINK: regular files), or kept in place (REUSE_INPLACE: any type). */
-        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x))
+        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x, fs_id))
                 reuse = prev->dir;
         r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
                                make_linked(s, fd, dfd, name, &st, reuse, &e);
@@ -832,6 +866,8 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
                 return -errno;
         s->root_mnt = x.stx_mnt_id;
         stat_from_statx(st, &x);
+        if (S_ISDIR(x.stx_mode))
+                (void) state_fs_id(s, &x, src);
         s->path = strdup(path);
         if (!s->path)
                 return -ENOMEM;

@@ -394,7 +394,8 @@ static void take_previous(Take *t, int facts, uint64_t key) {
                 fprintf(t->log, "a full snapshot: %s %s\n", prev,
                         r == -ENOENT ? "has no manifest (made before manifests were kept, or lost)" :
                         r == -ESTALE ? "was taken of another source or with other exclude patterns" :
-                        r == -EBADMSG ? "has a damaged manifest" : "has a manifest that cannot be read");
+                        r == -EBADMSG ? "has a damaged manifest" :
+                        r == -EPROTO ? "has a manifest of an older format" : "has a manifest that cannot be read");
                 return;
         }
         if (manifest_started(m) > (int64_t) t->start) {
