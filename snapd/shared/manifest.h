@@ -102,6 +102,12 @@ Manifest *manifest_free(Manifest *m);
 uint64_t manifest_entries(const Manifest *m);
 /* When the walk that wrote it started (CLOCK_REALTIME, seconds). */
 int64_t manifest_started(const Manifest *m);
+/*
+ * What the filesystem says changed is asked from (vouch.h): the source's
+ * filesystem identity (fs_identity()) and its transaction ID before the
+ * walk began.  false: none recorded (not btrfs).
+ */
+bool manifest_base(const Manifest *m, uint64_t *ret_fs, uint64_t *ret_generation);
 
 /* One thread's forward-only reader of a manifest (one buffer); m outlives it. */
 typedef struct ManifestReader ManifestReader;
@@ -140,6 +146,13 @@ int manifest_cursor_find(ManifestCursor *c, const char *name, ManifestEntry *ret
 /* The entries after the last one found: each to gone (may be NULL); 0 or -errno. */
 int manifest_cursor_rest(ManifestCursor *c, ManifestGone gone, void *userdata);
 
+/* What the records from c on hold, with everything below them (c is not moved). */
+typedef struct ManifestCounts {
+        uint64_t entries, files, dirs, symlinks, specials, bytes;
+        uint64_t multi_link;    /* regular files with more than one link */
+} ManifestCounts;
+int manifest_cursor_count(const ManifestCursor *c, ManifestCounts *ret);
+
 /* Writing. */
 typedef struct ManifestWriter ManifestWriter;
 typedef struct ManifestSegment ManifestSegment;
@@ -155,6 +168,17 @@ ManifestWriter *manifest_writer_free(ManifestWriter *w);
 
 /* A segment for one thread (thread-safe): a run of root-level entries, ascending. */
 int manifest_writer_segment(ManifestWriter *w, ManifestSegment **ret);
+
+/* The base recorded in the header (manifest_base()). */
+void manifest_writer_set_base(ManifestWriter *w, uint64_t fs, uint64_t generation);
+
+/*
+ * The records from c on (another manifest's: a directory's entries, with
+ * everything below them, entries of them as manifest_cursor_count() said)
+ * as they are, between a directory's dir_begin() and dir_end(): the
+ * record of a subtree kept without being walked (vouch.h).
+ */
+int manifest_segment_copy(ManifestSegment *s, const ManifestCursor *c, uint64_t entries);
 
 /* A record of an entry that is not a directory (or a directory with nothing recorded under it). */
 int manifest_segment_add(ManifestSegment *s, const ManifestEntry *e);
