@@ -268,6 +268,66 @@ static void test_format(const char *base) {
         }
 
         /*
+         * A record whose name runs past its directory's end (here into the
+         * trailer's magic, no NUL or '/' in it) with a children's length
+         * that makes its whole length wrap to 0: -EBADMSG, never a loop on
+         * the same record (review-incr LOW 4; alarm() ends a hang).
+         */
+        {
+                char crafted[PATH_MAX + 64];
+                unsigned char b[64 + 56 + 10 + 32] = {};
+                uint64_t h = 0xcbf29ce484222325ULL, v64;
+                uint32_t v32;
+                uint16_t v16;
+                Manifest *cm = NULL;
+                ManifestReader *crd = NULL;
+                ManifestCursor croot;
+                int cfd;
+
+                memcpy(b, "RFSNPMF1", 8);
+                v32 = htole32(2);
+                memcpy(b + 8, &v32, 4);
+                v32 = htole32(64);
+                memcpy(b + 12, &v32, 4);
+                v64 = htole64(key);
+                memcpy(b + 16, &v64, 8);
+                v16 = htole16(18);              /* 10 bytes of name, then 8 of the trailer's magic */
+                memcpy(b + 64, &v16, 2);
+                v32 = htole32(S_IFDIR | 0755);
+                memcpy(b + 64 + 4, &v32, 4);
+                v64 = htole64(UINT64_MAX - 56 - 18 + 1);  /* 56 + 18 + this == 0 */
+                memcpy(b + 64 + 48, &v64, 8);
+                memcpy(b + 64 + 56, "abcdefghij", 10);
+                memcpy(b + 130, "RFSNPEND", 8);
+                v64 = htole64(1);
+                memcpy(b + 138, &v64, 8);
+                v64 = htole64(130);
+                memcpy(b + 146, &v64, 8);
+                for (size_t i = 0; i < sizeof(b) - 8; i++) {
+                        h ^= b[i];
+                        h *= 0x100000001b3ULL;
+                }
+                h = htole64(h);
+                memcpy(b + 154, &h, 8);
+                snprintf(crafted, sizeof(crafted), "%s/facts/2026-12-03T09:00:00Z.manifest", base);
+                cfd = open(crafted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                CHECK(cfd >= 0 && write(cfd, b, sizeof(b)) == (ssize_t) sizeof(b));
+                safe_close(cfd);
+                CHECK(manifest_open(facts, "2026-12-03T09:00:00Z", key, &cm) == 0);
+                if (cm && manifest_reader_new(cm, &crd) == 0) {
+                        ManifestEntry ce;
+
+                        manifest_cursor_root(crd, &croot);
+                        alarm(10);
+                        CHECK(manifest_cursor_find(&croot, "zzz", &ce, NULL, NULL, NULL) == -EBADMSG);
+                        alarm(0);
+                        manifest_reader_free(crd);
+                }
+                manifest_free(cm);
+                CHECK(unlink(crafted) == 0);
+        }
+
+        /*
          * The filesystem's identity: not its device number (which a reboot
          * moves) where it has a UUID (or is btrfs: fsid and subvolume);
          * where it has neither, this boot's only (the device number and
