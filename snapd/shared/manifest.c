@@ -154,7 +154,8 @@ static int record_at(Window *w, uint64_t off, uint64_t end, ManifestEntry *e, ui
                 .size = get64(p + 40),
         };
         *children = get64(p + 48);
-        if (*children > end - off - RECORD_SIZE - n)
+        /* Both bounds, the name's first: end - off - RECORD_SIZE - n must not wrap. */
+        if (n > end - off - RECORD_SIZE || *children > end - off - RECORD_SIZE - n)
                 return -EBADMSG;
         p = window_at(w, off + RECORD_SIZE, n);
         if (!p)
