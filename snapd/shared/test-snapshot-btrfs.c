@@ -213,6 +213,27 @@ static void test_vouch(const char *mnt) {
                (unsigned long long) g.dirs);
         CHECK(g.incremental && g.compared + 1 >= g.dirs);
         CHECK(run("umount '%s/d40'", src) == 0);
+
+        /*
+         * A tree of directories and a symbolic link, no regular file:
+         * the next snapshot is made from the previous subvolume, so it is
+         * incremental though it reused no file (and full_every must not
+         * count it as a full one; review-incr LOW 10).
+         */
+        {
+                char src2[PATH_MAX + 8], store2[PATH_MAX + 32], a[SNAPSHOT_NAME_MAX], b[SNAPSHOT_NAME_MAX];
+                Job job2;
+
+                snprintf(src2, sizeof(src2), "%s/nofiles", mnt);
+                snprintf(store2, sizeof(store2), "%s/.refsnap/nofiles", mnt);
+                job2 = (Job) { .name = "nofiles", .source = src2, .store = store2 };
+                CHECK(run("mkdir -p '%s/x/y' && ln -s x '%s/l'", src2, src2) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, a, &f) == 0 && !f.incremental);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, b, &g) == 0);
+                CHECK(g.incremental && g.reused == 0);
+        }
 }
 
 int main(void) {
