@@ -594,8 +594,12 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
                 .paths = t->paths != NULL,
-                /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
-                .incremental = t->prev != NULL && w.stats.reused > 0,
+                /*
+                 * Made from the previous one: in place always (a snapshot of its
+                 * subvolume, whatever was kept), else when sharing files with it
+                 * (none: every file made anew, full).
+                 */
+                .incremental = t->prev != NULL && (reuse.mode == REUSE_INPLACE || w.stats.reused > 0),
                 .reused = w.stats.reused,
                 /* In place, what was kept (directories brought up to date included) was not made. */
                 .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials -
