@@ -792,8 +792,8 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         /* Linked to (REUSE_LINK: regular files), or kept in place (REUSE_INPLACE: any type). */
         if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x, fs_id))
                 reuse = prev->dir;
-        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
-                               make_linked(s, fd, dfd, name, &st, reuse, &e);
+        r = st.st_nlink == 1 || s->w->no_links ? make_entry(s, fd, dfd, name, &st, reuse) :
+                                                 make_linked(s, fd, dfd, name, &st, reuse, &e);
         if (r == 0 && s->seg && (r = manifest_segment_add(s->seg, &e)) < 0)
                 return fail(s, r, "cannot write the manifest");
         return r < 0 ? r : 0;

@@ -120,6 +120,13 @@ typedef struct Mirror {
         unsigned workers;                       /* > 1: the root's directories in parallel */
         const MirrorReuse *reuse;               /* NULL: every entry made anew (mirror_tree() only) */
         ManifestWriter *manifest;               /* NULL, or: each entry made is recorded (mirror_tree() only) */
+        /*
+         * No file of the tree has another link within it (a snapshot whose
+         * facts say hardlinks=0): every file is made on its own, without
+         * the hard link table, whatever its link count (an XFS incremental
+         * snapshot's files have more links, into older snapshots only).
+         */
+        bool no_links;
         MirrorStats stats;                        /* added to */
 } Mirror;
 
