@@ -23,6 +23,20 @@ struct fs_uuid2 {
 #define FS_IOC_GETFSUUID _IOR(0x15, 0, struct fs_uuid2)
 #endif
 
+/* XFS's geometry, version 1 (<xfs/xfs_fs.h>): where its UUID is on kernels without FS_IOC_GETFSUUID (before 6.5). */
+struct xfs_geom_v1 {
+        uint32_t blocksize, rtextsize, agblocks, agcount, logblocks, sectsize, inodesize, imaxpct;
+        uint64_t datablocks, rtblocks, rtextents, logstart;
+        unsigned char uuid[16];
+        uint32_t sunit, swidth;
+        int32_t version;
+        uint32_t flags, logsectsize, rtsectsize, dirblocksize;
+};
+#define XFS_GEOMETRY_V1 _IOR('X', 100, struct xfs_geom_v1)
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC 0x58465342
+#endif
+
 void stat_from_statx(struct stat *st, const struct statx *x) {
         *st = (struct stat) {
                 .st_dev = makedev(x->stx_dev_major, x->stx_dev_minor),
@@ -84,8 +98,19 @@ int fs_identity(int dir_fd, dev_t dev, uint64_t *ret) {
                 *ret = fnv(h, &id, sizeof(id));
                 return 1;
         }
-        if (ioctl(dir, FS_IOC_GETFSUUID, &u) < 0 || u.len == 0 || u.len > sizeof(u.uuid))
-                goto boot_local;
+        if (ioctl(dir, FS_IOC_GETFSUUID, &u) < 0 || u.len == 0 || u.len > sizeof(u.uuid)) {
+                struct xfs_geom_v1 g = {};
+
+                /* Before Linux 6.5: XFS says it in its geometry; ext4's f_fsid is made of its UUID. */
+                if ((uint64_t) sf.f_type == XFS_SUPER_MAGIC && ioctl(dir, XFS_GEOMETRY_V1, &g) >= 0) {
+                        u.len = sizeof(g.uuid);
+                        memcpy(u.uuid, g.uuid, sizeof(g.uuid));
+                } else if ((uint64_t) sf.f_type == EXT4_SUPER_MAGIC) {
+                        u.len = sizeof(sf.f_fsid);
+                        memcpy(u.uuid, &sf.f_fsid, sizeof(sf.f_fsid));
+                } else
+                        goto boot_local;
+        }
         for (size_t i = 0; i < u.len; i++)
                 if (u.uuid[i] != 0) {
                         uint64_t type = (uint64_t) sf.f_type;

@@ -37,7 +37,8 @@ void stat_from_statx(struct stat *st, const struct statx *x);
  * st_dev is not (a btrfs subvolume's anonymous device is numbered in the
  * order subvolumes are first used, a block device's in the order devices
  * appear): on btrfs a hash of the filesystem's fsid and the subvolume's
- * ID; elsewhere of the filesystem's UUID (FS_IOC_GETFSUUID).  Returns 1
+ * ID; elsewhere of the filesystem's UUID (FS_IOC_GETFSUUID; before
+ * Linux 6.5 XFS's geometry, ext4's f_fsid, which is made of it).  Returns 1
  * then.  A filesystem with neither gets fs_identity_boot_local(dev), and
  * 0: an identity that holds within the current boot only (a reboot makes
  * it another, so what was recorded before is never taken for the same).
