@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/btrfs.h>
 #include <linux/btrfs_tree.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -197,4 +199,219 @@ int btrfs_sync(int fd) {
         if (r < 0)
                 return r;
         return ioctl(dir, BTRFS_IOC_SYNC) < 0 ? -errno : 0;
+}
+
+int btrfs_fs_generation(int fd, uint64_t *ret) {
+        struct btrfs_ioctl_fs_info_args args = { .flags = BTRFS_FS_INFO_FLAG_GENERATION };
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        if (ioctl(dir, BTRFS_IOC_FS_INFO, &args) < 0)
+                return -errno;
+        if (!(args.flags & BTRFS_FS_INFO_FLAG_GENERATION))
+                return -EOPNOTSUPP;
+        *ret = args.generation;
+        return 0;
+}
+
+int btrfs_commit(int fd, uint64_t *ret) {
+        _cleanup_close_ int dir = -EBADF;
+        uint64_t transid = 0;
+        int r;
+
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        /*
+         * Dirty data first (BTRFS_IOC_SYNC: a write's size and extents, and
+         * its times, reach the tree at writeback), with a commit; then
+         * whatever transaction began meanwhile, and its ID.
+         */
+        if (ioctl(dir, BTRFS_IOC_SYNC) < 0 || ioctl(dir, BTRFS_IOC_START_SYNC, &transid) < 0 ||
+            ioctl(dir, BTRFS_IOC_WAIT_SYNC, &transid) < 0)
+                return -errno;
+        *ret = transid;
+        return 0;
+}
+
+/* The next key after (objectid, type, offset), in the search's order; false past the last. */
+static bool key_next(struct btrfs_ioctl_search_key *k, uint64_t objectid, uint32_t type, uint64_t offset) {
+        k->min_objectid = objectid;
+        k->min_type = type;
+        k->min_offset = offset;
+        if (k->min_offset < UINT64_MAX) {
+                k->min_offset++;
+                return true;
+        }
+        k->min_offset = 0;
+        if (k->min_type < UINT8_MAX) {
+                k->min_type++;
+                return true;
+        }
+        k->min_type = 0;
+        if (k->min_objectid < UINT64_MAX) {
+                k->min_objectid++;
+                return true;
+        }
+        return false;
+}
+
+#define SEARCH_BUF (64 * 1024)
+
+/*
+ * Every item of the subvolume tree fd is in, keys from min to max as the
+ * search's key (objectid, type and offset each bounded), in leaves of
+ * transaction min_transid or later: fn(header, item data).
+ */
+static int tree_search(int fd, struct btrfs_ioctl_search_key key,
+                       int (*fn)(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata),
+                       void *userdata) {
+        _cleanup_free_ struct btrfs_ioctl_search_args_v2 *args = malloc(sizeof(*args) + SEARCH_BUF);
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        if (!args)
+                return -ENOMEM;
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        key.tree_id = 0;        /* the subvolume fd is in */
+        for (;;) {
+                size_t off = 0;
+                struct btrfs_ioctl_search_header h = {};
+
+                args->key = key;
+                args->key.nr_items = UINT32_MAX;
+                args->buf_size = SEARCH_BUF;
+                if (ioctl(dir, BTRFS_IOC_TREE_SEARCH_V2, args) < 0)
+                        return -errno;
+                if (args->key.nr_items == 0)
+                        return 0;
+                for (uint32_t i = 0; i < args->key.nr_items; i++) {
+                        if (off + sizeof(h) > SEARCH_BUF)
+                                return -EIO;
+                        memcpy(&h, (const char *) args->buf + off, sizeof(h));
+                        if (off + sizeof(h) + h.len > SEARCH_BUF)
+                                return -EIO;
+                        r = fn(&h, (const char *) args->buf + off + sizeof(h), userdata);
+                        if (r < 0)
+                                return r;
+                        off += sizeof(h) + h.len;
+                }
+                if (!key_next(&key, h.objectid, h.type, h.offset) || key.min_objectid > key.max_objectid)
+                        return 0;
+        }
+}
+
+typedef struct InodeWalk {
+        int (*fn)(uint64_t ino, void *userdata);
+        void *userdata;
+        uint64_t last;
+} InodeWalk;
+
+static int on_changed_item(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata) {
+        InodeWalk *w = userdata;
+
+        if (h->objectid == w->last)
+                return 0;
+        w->last = h->objectid;
+        return w->fn(h->objectid, w->userdata);
+}
+
+int btrfs_changed_inodes(int fd, uint64_t min_transid, int (*fn)(uint64_t ino, void *userdata), void *userdata) {
+        InodeWalk w = { .fn = fn, .userdata = userdata };
+
+        return tree_search(fd, (struct btrfs_ioctl_search_key) {
+                                .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                                .max_objectid = BTRFS_LAST_FREE_OBJECTID,
+                                .max_type = UINT8_MAX,
+                                .max_offset = UINT64_MAX,
+                                .min_transid = min_transid,
+                                .max_transid = UINT64_MAX,
+                           }, on_changed_item, &w);
+}
+
+typedef struct ParentWalk {
+        int (*fn)(uint64_t parent, void *userdata);
+        void *userdata;
+} ParentWalk;
+
+static int on_ref_item(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata) {
+        ParentWalk *w = userdata;
+
+        if (h->type == BTRFS_INODE_REF_KEY)
+                return w->fn(h->offset, w->userdata);
+        /* INODE_EXTREF: records of (parent, index, name length, name), back to back. */
+        for (size_t off = 0; off + sizeof(struct btrfs_inode_extref) <= h->len;) {
+                struct btrfs_inode_extref e;
+                int r;
+
+                memcpy(&e, data + off, sizeof(e));
+                r = w->fn(le64toh(e.parent_objectid), w->userdata);
+                if (r < 0)
+                        return r;
+                off += sizeof(e) + le16toh(e.name_len);
+        }
+        return 0;
+}
+
+int btrfs_inode_parents(int fd, uint64_t ino, int (*fn)(uint64_t parent, void *userdata), void *userdata) {
+        ParentWalk w = { .fn = fn, .userdata = userdata };
+
+        return tree_search(fd, (struct btrfs_ioctl_search_key) {
+                                .min_objectid = ino,
+                                .max_objectid = ino,
+                                .min_type = BTRFS_INODE_REF_KEY,
+                                .max_type = BTRFS_INODE_EXTREF_KEY,
+                                .max_offset = UINT64_MAX,
+                                .max_transid = UINT64_MAX,
+                           }, on_ref_item, &w);
+}
+
+int btrfs_inode_path(int fd, uint64_t ino, char **ret) {
+        struct btrfs_ioctl_ino_lookup_args args = { .objectid = ino };
+        _cleanup_close_ int dir = -EBADF;
+        size_t n;
+        int r;
+
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &args) < 0)
+                return -errno;
+        args.name[sizeof(args.name) - 1] = '\0';
+        n = strlen(args.name);
+        if (n > 0 && args.name[n - 1] == '/')
+                args.name[--n] = '\0';
+        *ret = strdup(args.name);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int btrfs_subvol_child_dirs(int fd, int (*fn)(uint64_t dirid, void *userdata), void *userdata) {
+        _cleanup_free_ struct btrfs_ioctl_get_subvol_rootref_args *args = calloc(1, sizeof(*args));
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        if (!args)
+                return -ENOMEM;
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        for (;;) {
+                int k = ioctl(dir, BTRFS_IOC_GET_SUBVOL_ROOTREF, args);
+
+                /* EOVERFLOW: more than one call's worth; the kernel left min_treeid where to go on from. */
+                if (k < 0 && errno != EOVERFLOW)
+                        return -errno;
+                for (unsigned i = 0; i < args->num_items; i++) {
+                        r = fn(args->rootref[i].dirid, userdata);
+                        if (r < 0)
+                                return r;
+                }
+                if (k >= 0 || args->num_items == 0)
+                        return 0;
+        }
 }

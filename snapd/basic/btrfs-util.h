@@ -65,3 +65,55 @@ int btrfs_subvol_destroy_by_id(int fd, uint64_t id);
 
 /* Commit the filesystem's transaction (BTRFS_IOC_SYNC): 0 or -errno. */
 int btrfs_sync(int fd);
+
+/*
+ * What changed, as the filesystem itself records it (the generation of
+ * the tree blocks that hold it), for the subvolume fd is in.  No user can
+ * change anything in a subvolume without the leaf holding the inode's
+ * item being written in the transaction that changes it, a write through
+ * a shared mapping included (its ctime, at the first fault after
+ * writeback); a change that fanotify never reports (mmap(2)) is seen
+ * here.
+ */
+
+/* The filesystem's current transaction ID (BTRFS_IOC_FS_INFO, generation): 0 or -errno. */
+int btrfs_fs_generation(int fd, uint64_t *ret);
+
+/*
+ * Write back every file's dirty data and commit (BTRFS_IOC_SYNC), then
+ * commit whatever transaction began meanwhile and wait for it
+ * (BTRFS_IOC_START_SYNC, BTRFS_IOC_WAIT_SYNC): *ret its ID, or the last
+ * committed one's when none ran.  Every change made before the call is in
+ * that transaction or an earlier one, and in the tree (a write's size,
+ * extents and times reach it at writeback, btrfs's delayed inode updates
+ * at the commit); every change that reaches the tree after the call
+ * returned is in a later one.
+ */
+int btrfs_commit(int fd, uint64_t *ret);
+
+/*
+ * Each inode number (BTRFS_FIRST_FREE_OBJECTID and up) with an item in a
+ * leaf of the subvolume's tree written in transaction min_transid or
+ * later (BTRFS_IOC_TREE_SEARCH_V2 with min_transid: the rest of the tree
+ * is not read), each once, ascending: a superset of the inodes changed
+ * since (a leaf holds the items of neighbouring inodes too).  Items not
+ * in the tree yet (btrfs's delayed inode updates) are not seen: commit
+ * first (btrfs_sync()).  fn returning < 0 stops the search with it.
+ */
+int btrfs_changed_inodes(int fd, uint64_t min_transid, int (*fn)(uint64_t ino, void *userdata), void *userdata);
+
+/* Each directory that holds a link to inode ino of fd's subvolume (INODE_REF and INODE_EXTREF items). */
+int btrfs_inode_parents(int fd, uint64_t ino, int (*fn)(uint64_t parent, void *userdata), void *userdata);
+
+/*
+ * The path of inode ino (a directory, or the first link of another
+ * inode) from the root of fd's subvolume, "a/b" ("" for the root)
+ * (BTRFS_IOC_INO_LOOKUP; root only): 0, -ENOENT or -errno.
+ */
+int btrfs_inode_path(int fd, uint64_t ino, char **ret);
+
+/*
+ * Each directory of fd's subvolume that holds another subvolume
+ * (BTRFS_IOC_GET_SUBVOL_ROOTREF): by its inode number.
+ */
+int btrfs_subvol_child_dirs(int fd, int (*fn)(uint64_t dirid, void *userdata), void *userdata);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -29,3 +30,18 @@ static inline bool stat_inode_same(const struct stat *a, const struct stat *b) {
 
 /* struct stat from what statx(2) returned. */
 void stat_from_statx(struct stat *st, const struct statx *x);
+
+/*
+ * The identity of the filesystem (and, on btrfs, the subvolume) the
+ * directory dir_fd (O_PATH will do) is on, stable across reboots, where
+ * st_dev is not (a btrfs subvolume's anonymous device is numbered in the
+ * order subvolumes are first used, a block device's in the order devices
+ * appear): on btrfs a hash of the filesystem's fsid and the subvolume's
+ * ID; elsewhere of the filesystem's UUID (FS_IOC_GETFSUUID; before
+ * Linux 6.5 XFS's geometry, ext4's f_fsid, which is made of it).  Returns 1
+ * then.  A filesystem with neither gets fs_identity_boot_local(dev), and
+ * 0: an identity that holds within the current boot only (a reboot makes
+ * it another, so what was recorded before is never taken for the same).
+ */
+int fs_identity(int dir_fd, dev_t dev, uint64_t *ret);
+uint64_t fs_identity_boot_local(dev_t dev);

@@ -379,6 +379,12 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
                 printf("+ %s/\n", *rel ? rel : ".");
                 return EXIT_OK;
         }
+        /* Facts of today's format that count no link within the snapshot: no hard link table. */
+        {
+                SnapshotFacts f = {};
+
+                o->no_links = store_read_facts(store, name, &f) == 0 && f.kind_known && f.hardlinks == 0;
+        }
         r = restore_run(o, snap, live, store, rel);
         if (r == -ENOENT && o->stats.failed == 0)
                 return EXIT_NOT_FOUND;

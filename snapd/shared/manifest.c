@@ -16,8 +16,9 @@
 
 /*
  * The layout (little endian):
- *   header  (64)  "RFSNPMF1", u32 version, u32 header length, u64 key, s64 started, zeros
- *   record  (56 + name)  u16 name length, u16 flags, u32 mode, u64 dev, u64 ino,
+ *   header  (64)  "RFSNPMF1", u32 version, u32 header length, u64 key, s64 started,
+ *                 u64 base's filesystem identity, u64 base's generation (0 0: none), zeros
+ *   record  (56 + name)  u16 name length, u16 flags, u32 mode, u64 fs identity, u64 ino,
  *                        s64 ctime s, u32 ctime ns, u32 nlink, u64 size,
  *                        u64 children's length, the name
  *   trailer (32)  "RFSNPEND", u64 entries, u64 its own offset, u64 FNV-1a 64 of all before
@@ -25,7 +26,8 @@
 #define HEADER_SIZE 64
 #define RECORD_SIZE 56
 #define TRAILER_SIZE 32
-#define VERSION 1
+/* 2: dev is the filesystem's identity (fs_identity()), no longer st_dev. */
+#define VERSION 2
 static const char header_magic[8] = "RFSNPMF1", trailer_magic[8] = "RFSNPEND";
 
 #define FNV_INIT 0xcbf29ce484222325ULL
@@ -47,14 +49,14 @@ static uint16_t get16(const char *p) { uint16_t v; memcpy(&v, p, 2); return le16
 static uint32_t get32(const char *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static uint64_t get64(const char *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
-int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x,
+int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x, uint64_t fs_id,
                               const struct timespec *now) {
         size_t n = strlen(name);
 
         if (n == 0 || n >= sizeof(e->name))
                 return -ENAMETOOLONG;
         *e = (ManifestEntry) {
-                .dev = makedev(x->stx_dev_major, x->stx_dev_minor),
+                .dev = fs_id,
                 .ino = x->stx_ino,
                 .ctime_sec = x->stx_ctime.tv_sec,
                 .ctime_nsec = x->stx_ctime.tv_nsec,
@@ -75,9 +77,9 @@ int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct s
         return 0;
 }
 
-bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x) {
+bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x, uint64_t fs_id) {
         return !(prev->flags & MANIFEST_RACY) &&
-                prev->dev == makedev(x->stx_dev_major, x->stx_dev_minor) && prev->ino == x->stx_ino &&
+                prev->dev == fs_id && prev->ino == x->stx_ino &&
                 prev->ctime_sec == x->stx_ctime.tv_sec && prev->ctime_nsec == x->stx_ctime.tv_nsec &&
                 prev->size == x->stx_size && prev->mode == x->stx_mode && prev->nlink == x->stx_nlink;
 }
@@ -152,7 +154,8 @@ static int record_at(Window *w, uint64_t off, uint64_t end, ManifestEntry *e, ui
                 .size = get64(p + 40),
         };
         *children = get64(p + 48);
-        if (*children > end - off - RECORD_SIZE - n)
+        /* Both bounds, the name's first: end - off - RECORD_SIZE - n must not wrap. */
+        if (n > end - off - RECORD_SIZE || *children > end - off - RECORD_SIZE - n)
                 return -EBADMSG;
         p = window_at(w, off + RECORD_SIZE, n);
         if (!p)
@@ -169,6 +172,7 @@ struct Manifest {
         int fd;
         uint64_t size, body_end, entries;
         int64_t started;
+        uint64_t base_fs, base_gen;
 };
 
 Manifest *manifest_free(Manifest *m) {
@@ -185,6 +189,12 @@ uint64_t manifest_entries(const Manifest *m) {
 
 int64_t manifest_started(const Manifest *m) {
         return m->started;
+}
+
+bool manifest_base(const Manifest *m, uint64_t *ret_fs, uint64_t *ret_generation) {
+        *ret_fs = m->base_fs;
+        *ret_generation = m->base_gen;
+        return m->base_fs != 0 || m->base_gen != 0;
 }
 
 int manifest_open(int facts_dir, const char *snapshot, uint64_t key, Manifest **ret) {
@@ -246,13 +256,19 @@ int manifest_open(int facts_dir, const char *snapshot, uint64_t key, Manifest **
                 goto fail;
         }
         r = -EBADMSG;
-        if (memcmp(p, header_magic, 8) != 0 || get32(p + 8) != VERSION || get32(p + 12) != HEADER_SIZE)
+        if (memcmp(p, header_magic, 8) != 0 || get32(p + 12) != HEADER_SIZE)
                 goto fail;
+        if (get32(p + 8) != VERSION) {
+                r = -EPROTO;
+                goto fail;
+        }
         if (get64(p + 16) != key) {
                 r = -ESTALE;
                 goto fail;
         }
         m->started = (int64_t) get64(p + 24);
+        m->base_fs = get64(p + 32);
+        m->base_gen = get64(p + 40);
         m->fd = fd;
         m->size = size;
         m->body_end = size - TRAILER_SIZE;
@@ -359,6 +375,7 @@ struct ManifestWriter {
         char final[SNAPSHOT_NAME_MAX + sizeof(MANIFEST_SUFFIX)];
         uint64_t key, entries;
         int64_t started;
+        uint64_t base_fs, base_gen;
         pthread_mutex_t lock;
         ManifestSegment **segments;
         size_t n_segments;
@@ -523,6 +540,62 @@ static int segment_record(ManifestSegment *s, const ManifestEntry *e, uint64_t c
         return 0;
 }
 
+void manifest_writer_set_base(ManifestWriter *w, uint64_t fs, uint64_t generation) {
+        w->base_fs = fs;
+        w->base_gen = generation;
+}
+
+int manifest_cursor_count(const ManifestCursor *c, ManifestCounts *ret) {
+        ManifestCounts n = {};
+
+        /* Records nest in place: each one's children follow its name, so every record is met in turn. */
+        for (uint64_t pos = c->pos; pos < c->end;) {
+                ManifestEntry e;
+                uint64_t sub = 0, len = 0;
+                int r;
+
+                r = record_at(&c->reader->w, pos, c->end, &e, &sub, &len);
+                if (r < 0)
+                        return r;
+                n.entries++;
+                if (S_ISREG(e.mode)) {
+                        n.files++;
+                        n.bytes += e.size;
+                        n.multi_link += e.nlink > 1;
+                } else if (S_ISDIR(e.mode))
+                        n.dirs++;
+                else if (S_ISLNK(e.mode))
+                        n.symlinks++;
+                else
+                        n.specials++;
+                pos += len - sub;
+        }
+        *ret = n;
+        return 0;
+}
+
+int manifest_segment_copy(ManifestSegment *s, const ManifestCursor *c, uint64_t entries) {
+        for (uint64_t pos = c->pos; pos < c->end;) {
+                size_t k = MIN((uint64_t) MANIFEST_BUFFER, c->end - pos);
+                const char *p;
+                int r;
+
+                if (s->len + k > MANIFEST_BUFFER) {
+                        r = segment_flush(s);
+                        if (r < 0)
+                                return r;
+                }
+                p = window_at(&c->reader->w, pos, k);
+                if (!p)
+                        return -errno;
+                memcpy(s->buf + s->len, p, k);
+                s->len += k;
+                pos += k;
+        }
+        s->entries += entries;
+        return 0;
+}
+
 int manifest_segment_add(ManifestSegment *s, const ManifestEntry *e) {
         return segment_record(s, e, 0, NULL);
 }
@@ -625,6 +698,8 @@ int manifest_writer_finish(ManifestWriter *w) {
         put32(head + 12, HEADER_SIZE);
         put64(head + 16, w->key);
         put64(head + 24, (uint64_t) w->started);
+        put64(head + 32, w->base_fs);
+        put64(head + 40, w->base_gen);
         r = out_write(&o, head, sizeof(head));
         for (size_t i = 0; r >= 0 && i < w->n_segments; i++) {
                 ManifestSegment *s = w->segments[i];

@@ -12,7 +12,7 @@
  * facts; written under a hidden temporary name, synced, renamed into
  * place before the facts, removed with them).  The next snapshot of the
  * job compares the source against it: an entry is unchanged when its
- * identity (device, inode), ctime (ns), size, mode (type and permissions)
+ * identity (filesystem, inode), ctime (ns), size, mode (type and permissions)
  * and link count are those recorded at the same path
  * (manifest_entry_unchanged()).  ctime is the basis: every write,
  * truncate, chmod, chown, xattr or ACL change, link, unlink and rename
@@ -60,7 +60,8 @@
 #define MANIFEST_RACY 0x1u
 
 typedef struct ManifestEntry {
-        uint64_t dev, ino;
+        uint64_t dev;           /* the filesystem's identity (fs_identity()), stable across reboots */
+        uint64_t ino;
         int64_t ctime_sec;
         uint32_t ctime_nsec;
         uint32_t mode;          /* type and permissions, as st_mode */
@@ -71,15 +72,18 @@ typedef struct ManifestEntry {
 } ManifestEntry;
 
 /*
- * The record of name, as statx x (STATX_BASIC_STATS) found it; now is
- * CLOCK_REALTIME_COARSE read after that statx and before the entry's data
- * was taken.  -ENAMETOOLONG for a name of more than 255 bytes.
+ * The record of name, as statx x (STATX_BASIC_STATS) found it, on the
+ * filesystem fs_id (fs_identity() of x's device: st_dev is not the same
+ * after a reboot, and a snapshot after one would find every entry
+ * changed); now is CLOCK_REALTIME_COARSE read after that statx and
+ * before the entry's data was taken.  -ENAMETOOLONG for a name of more
+ * than 255 bytes.
  */
-int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x,
+int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct statx *x, uint64_t fs_id,
                               const struct timespec *now);
 
-/* Is the entry found as x the one prev recorded at the same path, unchanged since? */
-bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x);
+/* Is the entry found as x on fs_id the one prev recorded at the same path, unchanged since? */
+bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x, uint64_t fs_id);
 
 /* What makes a manifest the job's: its source and the exclude patterns applied (NULL: none). */
 uint64_t manifest_job_key(const char *source, char *const *exclude);
@@ -89,14 +93,21 @@ typedef struct Manifest Manifest;
 
 /*
  * Open and check facts_dir/SNAPSHOT.manifest: 0 and *ret; -ENOENT (none),
- * -EBADMSG (truncated, damaged, not a manifest), -ESTALE (another key:
- * the job's source or excludes changed since), or another -errno.
+ * -EBADMSG (truncated, damaged, not a manifest), -EPROTO (a manifest of
+ * another format version), -ESTALE (another key: the job's source or
+ * excludes changed since), or another -errno.
  */
 int manifest_open(int facts_dir, const char *snapshot, uint64_t key, Manifest **ret);
 Manifest *manifest_free(Manifest *m);
 uint64_t manifest_entries(const Manifest *m);
 /* When the walk that wrote it started (CLOCK_REALTIME, seconds). */
 int64_t manifest_started(const Manifest *m);
+/*
+ * What the filesystem says changed is asked from (vouch.h): the source's
+ * filesystem identity (fs_identity()) and its transaction ID before the
+ * walk began.  false: none recorded (not btrfs).
+ */
+bool manifest_base(const Manifest *m, uint64_t *ret_fs, uint64_t *ret_generation);
 
 /* One thread's forward-only reader of a manifest (one buffer); m outlives it. */
 typedef struct ManifestReader ManifestReader;
@@ -135,6 +146,13 @@ int manifest_cursor_find(ManifestCursor *c, const char *name, ManifestEntry *ret
 /* The entries after the last one found: each to gone (may be NULL); 0 or -errno. */
 int manifest_cursor_rest(ManifestCursor *c, ManifestGone gone, void *userdata);
 
+/* What the records from c on hold, with everything below them (c is not moved). */
+typedef struct ManifestCounts {
+        uint64_t entries, files, dirs, symlinks, specials, bytes;
+        uint64_t multi_link;    /* regular files with more than one link */
+} ManifestCounts;
+int manifest_cursor_count(const ManifestCursor *c, ManifestCounts *ret);
+
 /* Writing. */
 typedef struct ManifestWriter ManifestWriter;
 typedef struct ManifestSegment ManifestSegment;
@@ -150,6 +168,17 @@ ManifestWriter *manifest_writer_free(ManifestWriter *w);
 
 /* A segment for one thread (thread-safe): a run of root-level entries, ascending. */
 int manifest_writer_segment(ManifestWriter *w, ManifestSegment **ret);
+
+/* The base recorded in the header (manifest_base()). */
+void manifest_writer_set_base(ManifestWriter *w, uint64_t fs, uint64_t generation);
+
+/*
+ * The records from c on (another manifest's: a directory's entries, with
+ * everything below them, entries of them as manifest_cursor_count() said)
+ * as they are, between a directory's dir_begin() and dir_end(): the
+ * record of a subtree kept without being walked (vouch.h).
+ */
+int manifest_segment_copy(ManifestSegment *s, const ManifestCursor *c, uint64_t entries);
 
 /* A record of an entry that is not a directory (or a directory with nothing recorded under it). */
 int manifest_segment_add(ManifestSegment *s, const ManifestEntry *e);

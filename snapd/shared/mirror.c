@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,6 +88,7 @@ typedef struct State {
         Links *links;
         MirrorStats stats;        /* this worker's; summed into w->stats */
         uint64_t root_mnt;
+        dev_t root_dev;
         int dst_root;
         char *path;             /* relative path of the entry at hand */
         size_t len, cap;
@@ -96,6 +98,12 @@ typedef struct State {
         ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
         ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
         bool inplace;           /* REUSE_INPLACE: the destination is a copy of the previous snapshot */
+        /* The filesystems met, by device: their identity (fs_identity()), asked once per device. */
+        struct {
+                dev_t dev;
+                uint64_t id;
+        } fs_ids[8];
+        size_t n_fs_ids;
 } State;
 
 /* A directory as the previous snapshot had it, for REUSE_LINK. */
@@ -103,6 +111,30 @@ typedef struct Level {
         ManifestCursor cur;     /* the previous manifest's entries of this directory */
         int dir;                /* this directory in the previous snapshot (O_PATH) */
 } Level;
+
+/*
+ * The identity recorded for an entry on x's device: a directory (dir_fd,
+ * any descriptor of it) is asked, anything else takes that of the
+ * directory it is in, met before it (a device first met on something
+ * that is not a directory gets an identity of this boot only, never
+ * remembered).
+ */
+static uint64_t state_fs_id(State *s, const struct statx *x, int dir_fd) {
+        dev_t dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+        uint64_t id;
+
+        for (size_t i = 0; i < s->n_fs_ids; i++)
+                if (s->fs_ids[i].dev == dev)
+                        return s->fs_ids[i].id;
+        if (dir_fd < 0)
+                return fs_identity_boot_local(dev);
+        (void) fs_identity(dir_fd, dev, &id);
+        if (s->n_fs_ids < ELEMENTSOF(s->fs_ids)) {
+                s->fs_ids[s->n_fs_ids].dev = dev;
+                s->fs_ids[s->n_fs_ids++].id = id;
+        }
+        return id;
+}
 
 static void links_done(Links *l) {
         for (size_t i = 0; i < l->cap; i++)
@@ -126,6 +158,7 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->reused += b->reused;
         a->kept += b->kept;
         a->compared += b->compared;
+        a->vouched += b->vouched;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -288,8 +321,45 @@ static int inplace_drop_gone(State *s, int dfd, char **src, size_t n_src) {
  * and children (or NULL): the previous snapshot's directory holding it,
  * and its own entries in the previous manifest.
  */
+/*
+ * REUSE_INPLACE, a directory the filesystem vouches for (MirrorReuse.vouch):
+ * the copy's cd kept as it is with everything below it, its records those
+ * of the previous manifest (children).  0: kept; 1: not (a file of more
+ * than one link below it: walk it); -errno.
+ */
+static int keep_vouched(State *s, const ManifestEntry *e, const ManifestCursor *children) {
+        ManifestCounts c;
+        uint64_t token = 0;
+        int r;
+
+        r = manifest_cursor_count(children, &c);
+        if (r < 0)
+                return fail(s, r, "cannot read the previous snapshot's manifest");
+        if (c.multi_link > 0)
+                return 1;
+        if ((r = manifest_segment_dir_begin(s->seg, e, &token)) < 0 ||
+            (r = manifest_segment_copy(s->seg, children, c.entries)) < 0 ||
+            (r = manifest_segment_dir_end(s->seg, token)) < 0)
+                return fail(s, r, "cannot write the manifest");
+        s->stats.files += c.files;
+        s->stats.reused += c.files;
+        s->stats.bytes += c.bytes;
+        s->stats.symlinks += c.symlinks;
+        s->stats.specials += c.specials;
+        s->stats.dirs += c.dirs + 1;
+        s->stats.kept += c.dirs + 1 + c.symlinks + c.specials;
+        s->stats.vouched++;
+        return 0;
+}
+
+/*
+ * fd: the directory, O_PATH, as do_entry() found it; e its record; prev
+ * and children (or NULL): the previous snapshot's directory holding it,
+ * and its own entries in the previous manifest; same: its own record
+ * there is unchanged, and it is on the source root's filesystem.
+ */
 static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat *st, const ManifestEntry *e,
-                  const Level *prev, const ManifestCursor *children) {
+                  const Level *prev, const ManifestCursor *children, bool same) {
         _cleanup_close_ int cs = -EBADF, cd = -EBADF;
         Level sub = { .dir = -EBADF };
         uint64_t token = 0;
@@ -322,6 +392,13 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
+        /* Nothing at or below it changed, as the filesystem says: the copy's stays, not walked. */
+        if (children && kept && same && s->seg && s->w->reuse && s->w->reuse->vouch &&
+            vouch_covers(s->w->reuse->vouch, s->path)) {
+                r = keep_vouched(s, e, children);
+                if (r <= 0)
+                        return r;
+        }
         if (children) {
                 /* In the store, ours: nobody else writes there. */
                 sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -657,6 +734,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         struct statx x;
         struct stat st;
         int r, reuse = -EBADF;
+        uint64_t fs_id = 0;
         bool found = false;
 
         /*
@@ -693,10 +771,12 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
                 s->stats.other_mounts++;
                 return inplace_clear(s, dfd, name);
         }
+        if (s->seg || prev)
+                fs_id = state_fs_id(s, &x, S_ISDIR(st.st_mode) ? fd : -EBADF);
         if (s->seg) {
                 /* After the statx, before the data is taken: see MANIFEST_RACY. */
                 clock_gettime(CLOCK_REALTIME_COARSE, &now);
-                r = manifest_entry_from_statx(&e, name, &x, &now);
+                r = manifest_entry_from_statx(&e, name, &x, fs_id, &now);
                 if (r < 0)
                         return fail(s, r, "cannot record");
         }
@@ -707,12 +787,13 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
                 found = r > 0;
         }
         if (S_ISDIR(st.st_mode))
-                return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL);
+                return do_dir(s, fd, dfd, name, &st, &e, prev, found && S_ISDIR(old.mode) ? &children : NULL,
+                              found && st.st_dev == s->root_dev && manifest_entry_unchanged(&old, &x, fs_id));
         /* Linked to (REUSE_LINK: regular files), or kept in place (REUSE_INPLACE: any type). */
-        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x))
+        if (found && (S_ISREG(st.st_mode) || s->inplace) && manifest_entry_unchanged(&old, &x, fs_id))
                 reuse = prev->dir;
-        r = st.st_nlink == 1 ? make_entry(s, fd, dfd, name, &st, reuse) :
-                               make_linked(s, fd, dfd, name, &st, reuse, &e);
+        r = st.st_nlink == 1 || s->w->no_links ? make_entry(s, fd, dfd, name, &st, reuse) :
+                                                 make_linked(s, fd, dfd, name, &st, reuse, &e);
         if (r == 0 && s->seg && (r = manifest_segment_add(s->seg, &e)) < 0)
                 return fail(s, r, "cannot write the manifest");
         return r < 0 ? r : 0;
@@ -831,7 +912,10 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
         if (statx(src, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &x) < 0)
                 return -errno;
         s->root_mnt = x.stx_mnt_id;
+        s->root_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
         stat_from_statx(st, &x);
+        if (S_ISDIR(x.stx_mode))
+                (void) state_fs_id(s, &x, src);
         s->path = strdup(path);
         if (!s->path)
                 return -ENOMEM;

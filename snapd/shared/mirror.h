@@ -9,6 +9,7 @@
 
 #include "manifest.h"
 #include "stat-util.h"
+#include "vouch.h"
 
 /*
  * The snapshot engine: mirrors the tree under src_root into
@@ -84,6 +85,17 @@ typedef struct MirrorReuse {
         int prev_root;          /* the previous snapshot's root directory */
         Manifest *prev;         /* its manifest, checked (manifest_open()) */
         MirrorReuseMode mode;
+        /*
+         * REUSE_INPLACE: the directories that changed since the previous
+         * snapshot, as the filesystem says (vouch.h), or NULL: every
+         * directory is compared.  A directory the set covers, whose own
+         * record is unchanged, on the source root's filesystem (not a
+         * subvolume inside it) and with no file of more than one link
+         * below it (its group's other members may be elsewhere), stays
+         * as the copy has it, not walked: its records are copied from
+         * the previous manifest (stats.vouched).
+         */
+        const Vouch *vouch;
 } MirrorReuse;
 
 typedef struct MirrorStats {
@@ -91,6 +103,7 @@ typedef struct MirrorStats {
         uint64_t reused;        /* of files: linked to the previous snapshot's inode (REUSE_LINK), or kept (REUSE_INPLACE) */
         uint64_t kept;          /* of directories, symbolic links, special files: kept in place (REUSE_INPLACE) */
         uint64_t compared;      /* directories compared with the previous manifest */
+        uint64_t vouched;       /* directories kept with everything below them, not walked (MirrorReuse.vouch) */
         uint64_t bytes;         /* apparent size of the regular files */
         uint64_t excluded, vanished, other_mounts;
         uint64_t skipped;       /* regular files the kernel would not reflink, for a reason of their own */
@@ -107,6 +120,13 @@ typedef struct Mirror {
         unsigned workers;                       /* > 1: the root's directories in parallel */
         const MirrorReuse *reuse;               /* NULL: every entry made anew (mirror_tree() only) */
         ManifestWriter *manifest;               /* NULL, or: each entry made is recorded (mirror_tree() only) */
+        /*
+         * No file of the tree has another link within it (a snapshot whose
+         * facts say hardlinks=0): every file is made on its own, without
+         * the hard link table, whatever its link count (an XFS incremental
+         * snapshot's files have more links, into older snapshots only).
+         */
+        bool no_links;
         MirrorStats stats;                        /* added to */
 } Mirror;
 

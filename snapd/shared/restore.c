@@ -795,7 +795,7 @@ static int run_stage(Run *u) {
 
 static int run_merge(Run *u) {
         Restore *o = u->o;
-        Mirror w = { .ops = o->ops ? o->ops : &mirror_reflink_ops, .log = o->log };
+        Mirror w = { .ops = o->ops ? o->ops : &mirror_reflink_ops, .log = o->log, .no_links = o->no_links };
         uint64_t mnt;
         struct stat st, ls;
         char why[256];

@@ -83,6 +83,14 @@ typedef struct Restore {
         FileId skip;            /* never delete or compare this directory (the store) */
         char *const *exclude;   /* with delete: never delete what these patterns match (the job's exclude) */
         char *const *keep;      /* with delete: never delete these paths (the snapshot's skipped files) */
+        /*
+         * The snapshot links no file within itself (its facts say
+         * hardlinks=0): its files are restored without the hard link
+         * table (Mirror.no_links), which an XFS incremental snapshot's
+         * files, all of more than one link (into older snapshots), would
+         * otherwise each go through.
+         */
+        bool no_links;
         int error;              /* out: the first problem's -errno, 0 when none */
         RestoreStats stats;
         /* Internal: the staging directories made in the live tree, never deleted or compared. */

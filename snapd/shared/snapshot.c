@@ -18,8 +18,11 @@
 #include "reflink.h"
 #include "restore.h"
 #include "rm-rf.h"
+#include "stat-util.h"
 #include "strv.h"
 #include "snapshot.h"
+#include "store.h"
+#include "vouch.h"
 
 /*
  * The steps of snapshot_take(), in order: open (source, store, both on
@@ -47,7 +50,9 @@ typedef struct Take {
         bool full;              /* asked for a full one */
         ManifestWriter *manifest;       /* this one's */
         Manifest *prev;         /* the previous snapshot's, when this one reuses it */
+        char prev_name[SNAPSHOT_NAME_MAX];
         int prev_root;
+        Vouch *vouch;           /* in place: the directories that changed since it (vouch.h) */
 } Take;
 
 static int take_open(Take *t) {
@@ -394,7 +399,8 @@ static void take_previous(Take *t, int facts, uint64_t key) {
                 fprintf(t->log, "a full snapshot: %s %s\n", prev,
                         r == -ENOENT ? "has no manifest (made before manifests were kept, or lost)" :
                         r == -ESTALE ? "was taken of another source or with other exclude patterns" :
-                        r == -EBADMSG ? "has a damaged manifest" : "has a manifest that cannot be read");
+                        r == -EBADMSG ? "has a damaged manifest" :
+                        r == -EPROTO ? "has a manifest of an older format" : "has a manifest that cannot be read");
                 return;
         }
         if (manifest_started(m) > (int64_t) t->start) {
@@ -409,6 +415,7 @@ static void take_previous(Take *t, int facts, uint64_t key) {
                 return;
         }
         t->prev = m;
+        strcpy(t->prev_name, prev);
 }
 
 /*
@@ -452,6 +459,54 @@ static int take_inplace(Take *t, MirrorReuseMode *ret) {
                 return -errno;
         *ret = REUSE_INPLACE;
         return 0;
+}
+
+/*
+ * On btrfs, what the next snapshot asks the filesystem from (the source's
+ * identity and transaction ID now, before the walk), in the manifest;
+ * and in place, what changed since the previous snapshot's (vouch.h):
+ * the directories it vouches for are kept without being walked.  Any
+ * doubt, and every directory is compared (the log says why).
+ */
+static void take_vouch(Take *t, MirrorReuseMode mode) {
+        uint64_t fs = 0, gen = 0, prev_fs = 0, prev_gen = 0;
+        SnapshotFacts f = {};
+        struct stat st;
+        int r;
+
+        /* Committed: what changed before is in the tree; what changes from now on is in gen or later. */
+        if (fd_is_btrfs(t->src) <= 0 || fstat(t->src, &st) < 0 || fs_identity(t->src, st.st_dev, &fs) <= 0 ||
+            btrfs_commit(t->src, &gen) < 0)
+                return;
+        gen++;
+        manifest_writer_set_base(t->manifest, fs, gen);
+        if (mode != REUSE_INPLACE || !t->prev || t->paths)
+                return;
+        if (!manifest_base(t->prev, &prev_fs, &prev_gen))
+                fprintf(t->log, "every directory compared: %s recorded no transaction to ask what changed from\n",
+                        t->prev_name);
+        else if (prev_fs != fs)
+                fprintf(t->log, "every directory compared: the source is not the subvolume %s was taken of\n",
+                        t->prev_name);
+        else if (prev_gen > gen)
+                fprintf(t->log, "every directory compared: the filesystem's transaction ID is behind %s's\n",
+                        t->prev_name);
+        else if ((r = mounts_below_fd(NULL, t->src)) != 0)
+                fprintf(t->log, "every directory compared: %s\n",
+                        r > 0 ? "something is mounted in the source (left out where the walk meets it)" :
+                                "cannot tell whether something is mounted in the source");
+        else if (store_read_facts(t->store, t->prev_name, &f) < 0 || f.skipped > 0)
+                fprintf(t->log, "every directory compared: %s\n",
+                        f.skipped > 0 ? "files were skipped from the previous snapshot" :
+                                        "cannot read the previous snapshot's facts");
+        else if ((r = vouch_btrfs(t->src, prev_gen, &t->vouch)) < 0)
+                fprintf(t->log, "every directory compared: %s\n",
+                        r == -E2BIG ? "more inodes changed than asking the filesystem pays for" :
+                        strerror(-r));
+        else
+                fprintf(t->log, "the filesystem vouches for what did not change since transaction %llu "
+                        "(of %s): %zu directories changed\n", (unsigned long long) prev_gen, t->prev_name,
+                        vouch_n_changed(t->vouch));
 }
 
 static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_t *cancel,
@@ -501,16 +556,20 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (r < 0)
                         return r;
                 w.manifest = t->manifest;
+                take_vouch(t, mode);
                 if (t->prev) {
                         /* In place, the previous snapshot's copy is the destination itself. */
                         reuse = (MirrorReuse) { .prev_root = mode == REUSE_INPLACE ? t->dst : t->prev_root,
-                                                .prev = t->prev, .mode = mode };
+                                                .prev = t->prev, .mode = mode, .vouch = t->vouch };
                         w.reuse = &reuse;
                 }
         }
         r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
+        if (t->vouch)
+                fprintf(t->log, "%llu directories kept, not walked (the filesystem vouched for them); %llu compared\n",
+                        (unsigned long long) w.stats.vouched, (unsigned long long) w.stats.compared);
         if (t->manifest) {
                 r = manifest_writer_finish(t->manifest);
                 if (r < 0) {
@@ -535,8 +594,12 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .guard = t->guard,
                 .guarded = t->paths ? t->n_guarded : 0,
                 .paths = t->paths != NULL,
-                /* Made from the previous one, and sharing files with it (none: every file made anew, full). */
-                .incremental = t->prev != NULL && w.stats.reused > 0,
+                /*
+                 * Made from the previous one: in place always (a snapshot of its
+                 * subvolume, whatever was kept), else when sharing files with it
+                 * (none: every file made anew, full).
+                 */
+                .incremental = t->prev != NULL && (reuse.mode == REUSE_INPLACE || w.stats.reused > 0),
                 .reused = w.stats.reused,
                 /* In place, what was kept (directories brought up to date included) was not made. */
                 .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials -
@@ -614,6 +677,7 @@ static void take_done(Take *t, int r) {
                                 strerror(-k));
         }
         manifest_writer_free(t->manifest);
+        vouch_free(t->vouch);
         manifest_free(t->prev);
         safe_close(t->prev_root);
         safe_close(t->store);

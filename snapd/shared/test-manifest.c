@@ -4,6 +4,7 @@
  * directory; a damaged, truncated or foreign one is refused; and the
  * decision "unchanged" against files changed in each way a user can.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include "macro.h"
 #include "manifest.h"
 #include "mirror.h"
+#include "stat-util.h"
 #include "tests.h"
 
 static void sh(const char *cmd) {
@@ -67,6 +69,9 @@ static void next_tick(void) {
         while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
 }
 
+/* The filesystem identity the records of test_decision() are taken with. */
+#define TEST_FS UINT64_C(0x5eed)
+
 /* The record of dir/name now, taken past the tick of its last change. */
 static int record(int dir, const char *name, ManifestEntry *e) {
         struct statx x;
@@ -76,7 +81,7 @@ static int record(int dir, const char *name, ManifestEntry *e) {
         if (statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) < 0)
                 return -errno;
         clock_gettime(CLOCK_REALTIME_COARSE, &now);
-        return manifest_entry_from_statx(e, name, &x, &now);
+        return manifest_entry_from_statx(e, name, &x, TEST_FS, &now);
 }
 
 static bool unchanged(int dir, const char *name, const ManifestEntry *e) {
@@ -84,7 +89,7 @@ static bool unchanged(int dir, const char *name, const ManifestEntry *e) {
 
         if (statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) < 0)
                 return false;
-        return manifest_entry_unchanged(e, &x);
+        return manifest_entry_unchanged(e, &x, TEST_FS);
 }
 
 /* Write a manifest of a small tree in two segments, as two threads would. */
@@ -233,6 +238,116 @@ static void test_format(const char *base) {
         sh(cmd);
         CHECK(manifest_open(facts, snap, key, &m) == 0);
         manifest_free(m);
+        m = NULL;
+        /* Whole, but of format version 1 (st_dev for the identity): not used (-EPROTO), never misread. */
+        {
+                char mpath[PATH_MAX + 64];
+                _cleanup_free_ unsigned char *buf = NULL;
+                uint64_t h = 0xcbf29ce484222325ULL;
+                uint32_t v1 = htole32(1);
+                struct stat st;
+                int fd;
+
+                snprintf(mpath, sizeof(mpath), "%s/facts/%s.manifest", base, snap);
+                fd = open(mpath, O_RDWR | O_CLOEXEC);
+                CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 64);
+                buf = malloc(st.st_size);
+                CHECK(buf && pread(fd, buf, st.st_size, 0) == st.st_size);
+                memcpy(buf + 8, &v1, 4);
+                for (off_t i = 0; i < st.st_size - 8; i++) {
+                        h ^= buf[i];
+                        h *= 0x100000001b3ULL;
+                }
+                h = htole64(h);
+                memcpy(buf + st.st_size - 8, &h, 8);
+                CHECK(pwrite(fd, buf, st.st_size, 0) == st.st_size);
+                close(fd);
+                CHECK(manifest_open(facts, snap, key, &m) == -EPROTO);
+                snprintf(cmd, sizeof(cmd), "cp '%s/good' '%s/facts/%s.manifest'", base, base, snap);
+                sh(cmd);
+        }
+
+        /*
+         * A record whose name runs past its directory's end (here into the
+         * trailer's magic, no NUL or '/' in it) with a children's length
+         * that makes its whole length wrap to 0: -EBADMSG, never a loop on
+         * the same record (review-incr LOW 4; alarm() ends a hang).
+         */
+        {
+                char crafted[PATH_MAX + 64];
+                unsigned char b[64 + 56 + 10 + 32] = {};
+                uint64_t h = 0xcbf29ce484222325ULL, v64;
+                uint32_t v32;
+                uint16_t v16;
+                Manifest *cm = NULL;
+                ManifestReader *crd = NULL;
+                ManifestCursor croot;
+                int cfd;
+
+                memcpy(b, "RFSNPMF1", 8);
+                v32 = htole32(2);
+                memcpy(b + 8, &v32, 4);
+                v32 = htole32(64);
+                memcpy(b + 12, &v32, 4);
+                v64 = htole64(key);
+                memcpy(b + 16, &v64, 8);
+                v16 = htole16(18);              /* 10 bytes of name, then 8 of the trailer's magic */
+                memcpy(b + 64, &v16, 2);
+                v32 = htole32(S_IFDIR | 0755);
+                memcpy(b + 64 + 4, &v32, 4);
+                v64 = htole64(UINT64_MAX - 56 - 18 + 1);  /* 56 + 18 + this == 0 */
+                memcpy(b + 64 + 48, &v64, 8);
+                memcpy(b + 64 + 56, "abcdefghij", 10);
+                memcpy(b + 130, "RFSNPEND", 8);
+                v64 = htole64(1);
+                memcpy(b + 138, &v64, 8);
+                v64 = htole64(130);
+                memcpy(b + 146, &v64, 8);
+                for (size_t i = 0; i < sizeof(b) - 8; i++) {
+                        h ^= b[i];
+                        h *= 0x100000001b3ULL;
+                }
+                h = htole64(h);
+                memcpy(b + 154, &h, 8);
+                snprintf(crafted, sizeof(crafted), "%s/facts/2026-12-03T09:00:00Z.manifest", base);
+                cfd = open(crafted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                CHECK(cfd >= 0 && write(cfd, b, sizeof(b)) == (ssize_t) sizeof(b));
+                safe_close(cfd);
+                CHECK(manifest_open(facts, "2026-12-03T09:00:00Z", key, &cm) == 0);
+                if (cm && manifest_reader_new(cm, &crd) == 0) {
+                        ManifestEntry ce;
+
+                        manifest_cursor_root(crd, &croot);
+                        alarm(10);
+                        CHECK(manifest_cursor_find(&croot, "zzz", &ce, NULL, NULL, NULL) == -EBADMSG);
+                        alarm(0);
+                        manifest_reader_free(crd);
+                }
+                manifest_free(cm);
+                CHECK(unlink(crafted) == 0);
+        }
+
+        /*
+         * The filesystem's identity: not its device number (which a reboot
+         * moves) where it has a UUID (or is btrfs: fsid and subvolume);
+         * where it has neither, this boot's only (the device number and
+         * the boot's ID).
+         */
+        {
+                uint64_t a = 0, b = 0;
+                struct stat st;
+                int ka, kb;
+
+                CHECK(fstat(facts, &st) == 0);
+                ka = fs_identity(facts, st.st_dev, &a);
+                kb = fs_identity(facts, st.st_dev ^ 0x55, &b);
+                printf("# the test directory's filesystem identity: %s\n",
+                       ka == 1 ? "stable (its UUID, or btrfs's fsid and subvolume)" : "this boot's only");
+                CHECK(ka == kb);
+                CHECK(ka == 1 ? a == b : a != b);
+                CHECK(fs_identity_boot_local(st.st_dev) == fs_identity_boot_local(st.st_dev));
+                CHECK(fs_identity_boot_local(1) != fs_identity_boot_local(2));
+        }
 
         /* Not published (a failed snapshot): nothing is left. */
         {
@@ -340,26 +455,35 @@ static void test_decision(const char *base) {
                 CHECK(record(dir, "g", &p) == 0);
                 CHECK(statx(dir, "g", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0);
                 p.nlink++;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.nlink--;
-                CHECK(manifest_entry_unchanged(&p, &x));
+                CHECK(manifest_entry_unchanged(&p, &x, TEST_FS));
                 /* Each field alone. */
                 p.ino++;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.ino--;
                 p.dev++;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.dev--;
+                /*
+                 * The device number alone moved (a reboot numbers devices
+                 * anew), the filesystem's identity the same: unchanged; the
+                 * same device number on another filesystem: changed.
+                 */
+                x.stx_dev_minor ^= 0x55;
+                CHECK(manifest_entry_unchanged(&p, &x, TEST_FS));
+                x.stx_dev_minor ^= 0x55;
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS + 1));
                 p.ctime_nsec ^= 1;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.ctime_nsec ^= 1;
                 p.size++;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.size--;
                 p.flags |= MANIFEST_RACY;
-                CHECK(!manifest_entry_unchanged(&p, &x));
+                CHECK(!manifest_entry_unchanged(&p, &x, TEST_FS));
                 p.flags = 0;
-                CHECK(manifest_entry_unchanged(&p, &x));
+                CHECK(manifest_entry_unchanged(&p, &x, TEST_FS));
         }
 
         /* A new file at the same path, whatever inode number it got (reused or not). */
@@ -378,7 +502,7 @@ static void test_decision(const char *base) {
                 e.ino = x.stx_ino == e.ino ? e.ino + 1 : e.ino;
                 e.ctime_sec = x.stx_ctime.tv_sec;
                 e.ctime_nsec = x.stx_ctime.tv_nsec;
-                CHECK(!manifest_entry_unchanged(&e, &x));
+                CHECK(!manifest_entry_unchanged(&e, &x, TEST_FS));
         }
 
         /* A file replaced by a directory of the same name. */
@@ -393,11 +517,11 @@ static void test_decision(const char *base) {
 
                 CHECK(statx(dir, "g", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0);
                 now = (struct timespec) { x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec };
-                CHECK(manifest_entry_from_statx(&e, "g", &x, &now) == 0 && (e.flags & MANIFEST_RACY));
-                CHECK(!manifest_entry_unchanged(&e, &x));
+                CHECK(manifest_entry_from_statx(&e, "g", &x, TEST_FS, &now) == 0 && (e.flags & MANIFEST_RACY));
+                CHECK(!manifest_entry_unchanged(&e, &x, TEST_FS));
                 now.tv_sec++;
-                CHECK(manifest_entry_from_statx(&e, "g", &x, &now) == 0 && !(e.flags & MANIFEST_RACY));
-                CHECK(manifest_entry_unchanged(&e, &x));
+                CHECK(manifest_entry_from_statx(&e, "g", &x, TEST_FS, &now) == 0 && !(e.flags & MANIFEST_RACY));
+                CHECK(manifest_entry_unchanged(&e, &x, TEST_FS));
         }
 }
 

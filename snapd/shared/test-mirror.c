@@ -514,6 +514,31 @@ int main(void) {
                 }
         }
 
+        /*
+         * no_links (a snapshot whose facts count no link within it): every
+         * file made on its own, without the table, whatever its link count;
+         * without it a pair linked within the tree stays one inode.
+         */
+        {
+                char nl[PATH_MAX + 16];
+                _cleanup_close_ int nfd = -EBADF, o1 = -EBADF, o2 = -EBADF;
+                Mirror a = { .ops = &clone_double_ops, .log = stderr, .no_links = true },
+                       b = { .ops = &clone_double_ops, .log = stderr };
+                struct stat x, y;
+
+                snprintf(nl, sizeof(nl), "%s/nl", base);
+                snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cd '%s' && mkdir t o1 o2 && echo x > t/x && ln t/x t/y", nl, nl);
+                sh(cmd);
+                nfd = open(nl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                o1 = openat(nfd, "o1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                o2 = openat(nfd, "o2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(mirror_entry(&a, nfd, "t", o1) == 0 && a.stats.hardlinks == 0 && a.stats.files == 2);
+                CHECK(fstatat(o1, "t/x", &x, 0) == 0 && fstatat(o1, "t/y", &y, 0) == 0 && x.st_ino != y.st_ino &&
+                      x.st_nlink == 1);
+                CHECK(mirror_entry(&b, nfd, "t", o2) == 0 && b.stats.hardlinks == 1 && b.stats.files == 1);
+                CHECK(fstatat(o2, "t/x", &x, 0) == 0 && fstatat(o2, "t/y", &y, 0) == 0 && x.st_ino == y.st_ino);
+        }
+
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
         sh(cmd);
         return tests_end();

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The directories of a source that changed since the previous snapshot,
+ * as the filesystem says (not as a watch saw: fanotify reports no write
+ * through a shared mapping, and a file may be held open for writing
+ * where no scan finds it, in flight in a socket): every directory not in
+ * the set, with everything below it, is as the previous snapshot took
+ * it, and an in-place update keeps it without walking it.
+ *
+ * On btrfs: each snapshot commits the source's filesystem before its
+ * walk (btrfs_commit(): transaction T, every change before it in the
+ * tree, every change after it in a later transaction) and its manifest
+ * holds T + 1 (G).  The next snapshot, committed likewise, asks for the
+ * inodes with an item in a leaf written in transaction G or later
+ * (btrfs_changed_inodes(): leaves older than that are not read), then
+ * for the directories holding each one's links and their paths.  A directory holding another subvolume counts as changed (what
+ * is in that one is not in this tree); so does every directory above a
+ * changed one.
+ *
+ * Paths are relative to the source's root ("a/b"; "" the root, always
+ * changed).
+ */
+typedef struct Vouch Vouch;
+
+int vouch_new(Vouch **ret);
+Vouch *vouch_free(Vouch *v);
+
+/* path changed: it and every directory above it.  Before vouch_seal(). */
+int vouch_add_changed(Vouch *v, const char *path);
+/* Done adding: the set sorted, duplicates gone. */
+void vouch_seal(Vouch *v);
+
+/* Did nothing change at or below path (a directory of the source)?  After vouch_seal(). */
+bool vouch_covers(const Vouch *v, const char *path);
+/* Directories in the set (the source's root among them). */
+size_t vouch_n_changed(const Vouch *v);
+
+/*
+ * The set for the source src (its root directory, on btrfs) since
+ * transaction since: 0 and *ret; -E2BIG past VOUCH_MAX_CHANGED changed
+ * inodes (a full comparison costs about what the set would); -errno.
+ * Commits the filesystem first.
+ */
+#define VOUCH_MAX_CHANGED 200000
+int vouch_btrfs(int src, uint64_t since, Vouch **ret);
