@@ -280,18 +280,17 @@ wait_for() {
 	done
 }
 # jcursor: the journal's end now; jgrep CURSOR UNIT|FIELD=VALUE PATTERN:
-# a line matching PATTERN (grep) was logged after it, by UNIT or with the
-# field.  A snapshot worker's lines are matched by REFSNAP_JOB=JOB: it may
-# exit before the journal has looked up its unit, and then -u misses them.
+# a line matching PATTERN (grep) was logged after it.  The whole journal
+# after the cursor is searched, with no match given to journalctl:
+# systemd 252's journalctl skips entries when --after-cursor and a match
+# (-u UNIT is one) go together (the monitor suite lost events to it), and
+# a snapshot worker's lines may come without the unit (it exited before
+# the journal looked it up) or without the field (its stderr stream).
+# The second argument says whose line it is, for the reader; the pattern
+# names the job or the daemon's words.
 jcursor() { journalctl -q -n 1 --show-cursor -o cat 2>/dev/null | sed -n 's/^-- cursor: //p'; }
 jgrep() {
-	local match=(-u "$2")
-	# A field (REFSNAP_JOB=JOB): the whole journal after the cursor, since
-	# a worker's line may come without the field (its stderr stream) or
-	# without the unit (it exited before the journal looked it up); the
-	# pattern names the job.
-	[[ $2 == *=* ]] && match=()
-	journalctl -q --after-cursor="$1" "${match[@]}" -o cat 2>/dev/null | grep -q -- "$3"
+	journalctl -q --after-cursor="$1" -o cat 2>/dev/null | grep -q -- "$3"
 }
 # reload_daemon: systemctl reload refsnapd (D-Bus Reload(), answered once
 # the configuration is reread; it fails on a bad one), and see the daemon
