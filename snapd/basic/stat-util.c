@@ -12,6 +12,7 @@
 
 #include "btrfs-util.h"
 #include "fd-util.h"
+#include "hash-util.h"
 #include "stat-util.h"
 
 /* <linux/fs.h> of Linux 6.5, which older headers lack. */
@@ -52,18 +53,6 @@ void stat_from_statx(struct stat *st, const struct statx *x) {
                 .st_ctim = { x->stx_ctime.tv_sec, x->stx_ctime.tv_nsec },
         };
 }
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-        const unsigned char *b = p;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= b[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
-}
-
-#define FNV_INIT 0xcbf29ce484222325ULL
 
 uint64_t fs_identity_boot_local(dev_t dev) {
         char boot[64] = "";

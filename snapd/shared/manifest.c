@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "hash-util.h"
 #include "macro.h"
 #include "manifest.h"
 #include "snapshot-name.h"
@@ -29,18 +30,6 @@
 /* 2: dev is the filesystem's identity (fs_identity()), no longer st_dev. */
 #define VERSION 2
 static const char header_magic[8] = "RFSNPMF1", trailer_magic[8] = "RFSNPEND";
-
-#define FNV_INIT 0xcbf29ce484222325ULL
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-        const unsigned char *b = p;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= b[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
-}
 
 static void put16(char *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
 static void put32(char *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
