@@ -74,6 +74,7 @@ for a in "$@"; do
 done
 case "${QEMU_DOES:-fail}" in
 fail) exit 1 ;;
+args) printf '%s\n' "$@" > "$QEMU_ARGS"; exit 1 ;;
 hang)
 	printf 'suite-begin smoke\nPASS smoke/a\nsuite-end smoke 0 10ms\nsuite-begin crash\nPASS crash/b\n' > "$stream"
 	sleep 30 ;;
@@ -92,6 +93,15 @@ vmcase() {	# QEMU_DOES: boot with the stand-in, then read as tests/run does
 }
 vmcase fail
 hasnt 'stale-pass' && has '^FAIL'; ok $? "vm: a failed boot does not count an earlier boot's results"
+# 7b. A test boot's clock starts at the next full hour (no hourly job's
+# due time inside a suite); the demo keeps the host's.
+QEMU_ARGS=$tmp/args vmcase args
+grep -A1 -x -- -rtc "$tmp/args" | tail -1 | grep -Eq '^base=[0-9-]{10}T[0-9]{2}:00:00,clock=host$'
+ok $? "vm: a test boot's clock starts at a full hour"
+b=$(grep -A1 -x -- -rtc "$tmp/args" | tail -1 | sed 's/^base=//; s/,.*//')
+t=$(date -u -d "$b" +%s) && now=$(date +%s) && [ "$t" -gt "$now" ] && [ "$t" -le $((now + 3600)) ]
+ok $? "vm: ... the next one, not an earlier one"
+
 # 8. A guest that hangs in a suite: the verdicts it sent as they came are
 # kept, the hung suite and those after it fail.
 vmcase hang
