@@ -5,6 +5,7 @@
 
 typedef uint64_t usec_t;
 
+#define USEC_PER_MSEC ((usec_t) 1000ULL)
 #define USEC_PER_SEC  ((usec_t) 1000000ULL)
 #define USEC_PER_MIN  (60 * USEC_PER_SEC)
 #define USEC_PER_HOUR (60 * USEC_PER_MIN)

@@ -21,6 +21,7 @@
 #include "stat-util.h"
 #include "strv.h"
 #include "snapshot.h"
+#include "time-util.h"
 #include "store.h"
 #include "vouch.h"
 
@@ -53,7 +54,20 @@ typedef struct Take {
         char prev_name[SNAPSHOT_NAME_MAX];
         int prev_root;
         Vouch *vouch;           /* in place: the directories that changed since it (vouch.h) */
+        usec_t mark;            /* the end of the last step timed */
+        char times[256];        /* "step N ms, ...": where the time went, logged at the end */
 } Take;
+
+/* The step that ended now took since the last mark: noted for the log's "took" line. */
+static void take_time(Take *t, const char *step) {
+        usec_t now = now_monotonic();
+        size_t len = strlen(t->times);
+
+        if (len < sizeof(t->times))
+                snprintf(t->times + len, sizeof(t->times) - len, "%s%s %llu ms", len ? ", " : "", step,
+                         (unsigned long long) ((now - t->mark) / USEC_PER_MSEC));
+        t->mark = now;
+}
 
 static int take_open(Take *t) {
         _cleanup_free_ char *where = NULL;
@@ -539,6 +553,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 r = take_probe(t);
                 if (r < 0)
                         return r;
+                take_time(t, "probe");
         }
         /* A guard is never the previous one (never latest): it neither keeps a manifest nor reuses. */
         if (!t->guard) {
@@ -549,14 +564,18 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 if (facts_dir < 0)
                         return facts_dir;
                 take_previous(t, facts_dir, key);
+                take_time(t, "previous");
                 r = take_inplace(t, &mode);
                 if (r < 0)
                         return r;
+                if (mode == REUSE_INPLACE)
+                        take_time(t, "subvolume snapshot");
                 r = manifest_writer_new(facts_dir, t->name, key, t->start, &t->manifest);
                 if (r < 0)
                         return r;
                 w.manifest = t->manifest;
                 take_vouch(t, mode);
+                take_time(t, "vouch");
                 if (t->prev) {
                         /* In place, the previous snapshot's copy is the destination itself. */
                         reuse = (MirrorReuse) { .prev_root = mode == REUSE_INPLACE ? t->dst : t->prev_root,
@@ -567,6 +586,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
         r = t->paths ? take_mirror_paths(t, &w) : mirror_tree(&w, t->src, t->dst);
         if (r < 0)
                 return r;
+        take_time(t, "walk");
         if (t->vouch)
                 fprintf(t->log, "%llu directories kept, not walked (the filesystem vouched for them); %llu compared\n",
                         (unsigned long long) w.stats.vouched, (unsigned long long) w.stats.compared);
@@ -576,6 +596,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                         fprintf(t->log, "cannot write the manifest: %s\n", strerror(-r));
                         return r;
                 }
+                take_time(t, "manifest");
         }
         if (fflush(skipped) != 0)
                 return -ENOMEM;
@@ -631,6 +652,7 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         }
         if (syncfs(t->dst) < 0)
                 return -errno;
+        take_time(t, "sync");
         /* A guard of some paths: which, before the facts that say it is one. */
         if (t->paths) {
                 r = store_write_guarded(t->store, t->name, t->guarded);
@@ -660,6 +682,7 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
                         strerror(-r));
                 return r;
         }
+        take_time(t, "publish");
         return 0;
 }
 
@@ -701,22 +724,31 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),
                 .name = name,
+                .mark = now_monotonic(),
         };
+        usec_t begin = t.mark;
         int r;
 
         r = take_open(&t);
         if (r >= 0)
                 r = take_lock(&t, cancel);
+        if (r >= 0)
+                take_time(&t, "open and lock");
         if (r >= 0 && pre && pre->fn && pre->fn(pre->userdata) != 0) {
                 take_done(&t, 0);
                 return SNAPSHOT_SKIPPED;
         }
+        if (r >= 0 && pre && pre->fn)
+                take_time(&t, "pre hook");
         if (r >= 0)
                 r = take_name(&t);
         if (r >= 0)
                 r = take_mirror(&t, ops, cancel, facts);
         if (r >= 0)
                 r = take_publish(&t, facts);
+        if (r >= 0)
+                fprintf(t.log, "took %llu ms: %s\n",
+                        (unsigned long long) ((now_monotonic() - begin) / USEC_PER_MSEC), t.times);
         take_done(&t, r);
         return r;
 }
