@@ -292,6 +292,14 @@ jcursor() { journalctl -q -n 1 --show-cursor -o cat 2>/dev/null | sed -n 's/^-- 
 jgrep() {
 	journalctl -q --after-cursor="$1" -o cat 2>/dev/null | grep -q -- "$3"
 }
+# jnone CURSOR UNIT PATTERN: no line matching PATTERN was logged after the
+# cursor, by the time journald has written what it was sent (--sync): the
+# negative twin of jgrep, searching as it does (a match given to
+# journalctl would make a negative check pass on what it skipped).
+jnone() {
+	journalctl --sync 2>/dev/null
+	! journalctl -q --after-cursor="$1" -o cat 2>/dev/null | grep -q -- "$3"
+}
 # reload_daemon: systemctl reload refsnapd (D-Bus Reload(), answered once
 # the configuration is reread; it fails on a bad one), and see the daemon
 # say it reread it.
