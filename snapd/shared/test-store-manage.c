@@ -209,6 +209,7 @@ int main(void) {
         CHECK(!exists("..paused.tmp"));
 
         snprintf(buf, sizeof(buf), "rm -rf '%s'", base);
-        (void) system(buf);
+        if (system(buf) != 0)
+                fprintf(stderr, "could not remove %s\n", base);
         return tests_end();
 }
