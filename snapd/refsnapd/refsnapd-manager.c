@@ -448,9 +448,19 @@ int manager_resume(JobState *js) {
 }
 
 void manager_job_store_changed(JobState *js) {
+        char before[SNAPSHOT_NAME_MAX];
+
         if (!js->job)
                 return;
+        snprintf(before, sizeof(before), "%s", js->last_name);
         js->last = newest_snapshot(js->job, js->last_name);
+        /*
+         * The newest snapshot went: what the watch saw unchanged since it
+         * says nothing of the one that is newest now, so on_change may not
+         * skip the next due time.
+         */
+        if (strcmp(before, js->last_name) != 0)
+                js->changed = true;
         EMIT(js->manager, job_changed, js);
         manager_update_status(js->manager);
         manager_write_metrics(js->manager);

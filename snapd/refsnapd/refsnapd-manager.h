@@ -157,7 +157,8 @@ int manager_resume(JobState *js);
 
 /*
  * js's store changed outside its worker (a snapshot deleted): its newest
- * snapshot is read again, and shown.
+ * snapshot is read again, and shown; when that is another, the job counts
+ * as changed (on_change skips nothing until its next snapshot).
  */
 void manager_job_store_changed(JobState *js);
 
