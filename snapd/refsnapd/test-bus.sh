@@ -329,6 +329,7 @@ ok test ! -e "$t/store4/2020-01-02T00:00:00Z"
 ok test "$(rc "$ctl" "${c[@]}" delete mg latest)" = 0
 ok test ! -e "$t/store4/2020-01-03T00:00:00Z"
 ok test "$(readlink "$t/store4/latest")" = 2020-01-01T00:00:00Z
+ok grep -q 'mg: snapshot 2020-01-03T00:00:00Z deleted (asked for)$' "$t/daemon.log"
 for i in $(seq 100); do [ "$(gp $M $J LastSnapshot)" = 's "2020-01-01T00:00:00Z"' ] && break; sleep 0.1; done
 ok test "$(gp $M $J LastSnapshot)" = 's "2020-01-01T00:00:00Z"'
 ok test "$(rc "$ctl" "${c[@]}" delete mg 2020-01-01T00:00:00Z)" = 1
@@ -341,6 +342,7 @@ ok test -d "$t/store4/2020-01-01T00:00:00Z"
 ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager DeleteSnapshot ssa{sv} mg 2020-01-01T00:00:00Z 1 force b true
 ok test ! -e "$t/store4/2020-01-01T00:00:00Z"
 ok test ! -e "$t/store4/.facts/2020-01-01T00:00:00Z.pinned"
+ok grep -q 'mg: snapshot 2020-01-01T00:00:00Z deleted (asked for, pinned, with force)$' "$t/daemon.log"
 ok test ! -e "$t/store4/latest"
 ok sh -c "! ls -a '$t/store4' | grep -q removing"
 ok test "$(gp $M $J SnapshotsKept)" = "u 0"

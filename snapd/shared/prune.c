@@ -190,12 +190,9 @@ int snapshot_delete(int store, const char *job_name, const char *name, bool forc
         if (r < 0)
                 return r;
         r = store_retire(store, name);
-        if (r < 0) {
-                log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job_name, &(EventFields) { .snapshot = name, .error = r },
-                          "could not delete snapshot %s: %s", name, strerror(-r));
-                return r;
-        }
-        log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_PRUNED, job_name, &(EventFields) { .snapshot = name },
+        if (r < 0)
+                return r;       /* said to the caller */
+        log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_DELETED, job_name, &(EventFields) { .snapshot = name },
                   "snapshot %s deleted (asked for%s)", name, force ? ", pinned, with force" : "");
         if (out)
                 fprintf(out, "deleted %s\n", name);
@@ -204,8 +201,8 @@ int snapshot_delete(int store, const char *job_name, const char *name, bool forc
                 return r;
         r = store_remove_retired(store, out);
         if (r < 0)
-                log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job_name, &(EventFields) { .error = r },
-                          "could not remove the deleted snapshot %s (left hidden for the next run): %s", name,
-                          strerror(-r));
+                log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job_name, &(EventFields) { .snapshot = name, .error = r },
+                          "could not remove the tree of deleted snapshot %s (left hidden for the next run): %s",
+                          name, strerror(-r));
         return 0;
 }
