@@ -4,6 +4,7 @@
 
 #include "macro.h"
 #include "refsnapctl-check-state.h"
+#include "time-util.h"
 
 static bool startswith_word(const char *s, const char *word) {
         size_t n = strlen(word);
@@ -27,6 +28,12 @@ CheckState check_job_state(const CheckJob *j, usec_t now, usec_t warn, usec_t cr
                 snprintf(why, size, "the last snapshot failed%s%s%s", strcmp(j->result, "failed") ? " (" : "",
                          strcmp(j->result, "failed") ? j->result : "", strcmp(j->result, "failed") ? ")" : "");
                 return CHECK_CRITICAL;
+        }
+        if (j->paused) {
+                snprintf(why, size, "paused until %s, last verified %s ago",
+                         j->paused_until ? format_usec_utc(j->paused_until, TIMESTAMP_ISO, "-", w, sizeof(w)) :
+                         "resumed", j->last ? a : "never");
+                return CHECK_WARNING;
         }
         if (j->last == 0) {
                 snprintf(why, size, "no snapshot yet%s", j->result && strcmp(j->result, "running") == 0 ?

@@ -25,6 +25,8 @@ typedef struct CheckJob {
         usec_t checked;         /* when it was last found unchanged (on_change's skip), 0: never */
         bool newest_partial;    /* the newest snapshot's facts say files were skipped */
         usec_t interval;        /* the job's; the default thresholds are multiples of it */
+        bool paused;            /* paused now (refsnapctl pause): its scheduled snapshots are skipped */
+        usec_t paused_until;    /* when that ends, 0: when resumed */
 } CheckJob;
 
 /* The default thresholds: a job is late after these many intervals without a verified snapshot. */
@@ -35,7 +37,9 @@ typedef struct CheckJob {
  * The state of j at now, with thresholds warn and crit (0: the defaults
  * from its interval) on the age of what was last verified: the newest
  * snapshot, or a later check that found the source unchanged.  A failed
- * last run is CRITICAL, and so is an age beyond crit; a partial one (or
+ * last run is CRITICAL, and so is an age beyond crit; a paused job is a
+ * WARNING (whatever its age: the pause is meant, but nothing is taken);
+ * a partial one (or
  * a partial newest snapshot, even one verified unchanged since: what it
  * skipped is still missing) a WARNING, and so is an age beyond warn.  why (size bytes) says it in words;
  * *age gets the age (0 with no snapshot).

@@ -36,10 +36,16 @@ static void read_store(const Job *job, CheckJob *j, char *why, size_t size) {
         char newest[SNAPSHOT_NAME_MAX];
         SnapshotFacts f = {};
         time_t checked, t;
+        uint64_t until = 0;
 
         if (store < 0) {
                 snprintf(why, size, "; store not readable here (%s): its facts left out", strerror(-store));
                 return;
+        }
+        /* Paused: a pause whose end is past is over, whether or not the daemon has said so yet. */
+        if (store_read_paused(store, &until) == 0 && (until == 0 || until > now_realtime())) {
+                j->paused = true;
+                j->paused_until = until;
         }
         if (store_newest(store, newest) < 0)
                 return;

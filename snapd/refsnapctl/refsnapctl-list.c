@@ -14,7 +14,7 @@
 #include "strv.h"
 #include "time-util.h"
 
-static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool first) {
+static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool pinned, bool first) {
         char size[16];
 
         if (arg_json) {
@@ -22,6 +22,7 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 json_string(stdout, job->name);
                 printf(",\"snapshot\":");
                 json_string(stdout, name);
+                printf(",\"pinned\":%s", pinned ? "true" : "false");
                 if (f) {
                         printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu,\"skipped\":%llu,"
                                "\"guard\":%s",
@@ -41,6 +42,8 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 printf("%-16s %-24s %8llu %8s %6llds", job->name, name,
                        (unsigned long long) f->files, format_bytes(f->bytes, size, sizeof(size)),
                        (long long) (f->end - f->start));
+                if (pinned)
+                        printf("  pinned");
                 if (f->guard)
                         printf("  guard");
                 if (f->kind_known && f->incremental)
@@ -53,7 +56,7 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 putchar('\n');
         }
         else
-                printf("%-16s %-24s %8s %8s %7s\n", job->name, name, "-", "-", "-");
+                printf("%-16s %-24s %8s %8s %7s%s\n", job->name, name, "-", "-", "-", pinned ? "  pinned" : "");
 }
 
 /*
@@ -90,7 +93,7 @@ static int list_job(const Job *job, bool *first) {
                 SnapshotFacts f = {};
                 bool known = store_read_facts(store, names[i], &f) == 0;
 
-                print_snapshot(job, names[i], known ? &f : NULL, *first);
+                print_snapshot(job, names[i], known ? &f : NULL, store_is_pinned(store, names[i]) > 0, *first);
                 *first = false;
         }
         print_checked(job, store, n ? names[n - 1] : NULL);

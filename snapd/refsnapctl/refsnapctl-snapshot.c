@@ -37,6 +37,17 @@ static bool snapshot_partial(const char *job_name, const char *name) {
         return true;
 }
 
+/* Is the job paused, as its object's Paused says?  false when that cannot be had. */
+static bool job_paused(sd_bus *bus, const char *job) {
+        _cleanup_free_ char *path = NULL;
+        int paused = false;
+
+        if (sd_bus_path_encode(BUS_JOB_PREFIX, job, &path) < 0 ||
+            sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_JOB_INTERFACE, "Paused", NULL, 'b', &paused) < 0)
+                return false;
+        return paused;
+}
+
 int verb_snapshot(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
@@ -45,7 +56,7 @@ int verb_snapshot(int argc, char *argv[]) {
         int taken = true, r;
 
         if (argc != 2 || (arg_if_changed && arg_full)) {
-                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed|--full]\n");
+                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed|--full] [--pin]\n");
                 return EXIT_USAGE;
         }
         r = bus_open(&bus);
@@ -65,9 +76,18 @@ int verb_snapshot(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(NULL, r);
         if (!taken) {
-                printf("%s: skipped: unchanged since the last snapshot\n", argv[1]);
+                if (job_paused(bus, argv[1]))
+                        printf("%s: skipped: the job is paused (refsnapctl resume %s)\n", argv[1], argv[1]);
+                else
+                        printf("%s: skipped: unchanged since the last snapshot\n", argv[1]);
                 return EXIT_UNCHANGED;
         }
         printf("%s: snapshot %s\n", argv[1], name);
+        if (arg_pin) {
+                r = pin_snapshot(argv[1], name);
+                if (r != EXIT_OK)
+                        return r;
+                printf("%s: %s pinned\n", argv[1], name);
+        }
         return snapshot_partial(argv[1], name) ? EXIT_PARTIAL : EXIT_OK;
 }

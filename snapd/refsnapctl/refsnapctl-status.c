@@ -15,6 +15,8 @@ typedef struct JobStatus {
         const char *name, *source, *store, *result;
         uint64_t last, next;    /* µs since the epoch; 0: never, none */
         int running;
+        int paused;
+        uint64_t paused_until;  /* µs; 0: until resumed */
 } JobStatus;
 
 static void print_header(const char *version, const char *state, const char *reflink) {
@@ -47,16 +49,36 @@ static void print_job(const JobStatus *j, bool first) {
                        (unsigned long long) (j->last / USEC_PER_SEC),
                        (unsigned long long) (j->next / USEC_PER_SEC), j->running ? "true" : "false");
                 json_string(stdout, j->result);
-                printf("}");
-        } else
-                printf("%-16s %-21s %-21s %s\n", j->name,
+                printf(",\"paused\":%s,\"paused_until\":%llu}", j->paused ? "true" : "false",
+                       (unsigned long long) (j->paused_until / USEC_PER_SEC));
+        } else {
+                printf("%-16s %-21s %-21s %s", j->name,
                        format_usec_utc(j->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
                        j->running ? "running" : format_usec_utc(j->next, TIMESTAMP_ISO, "-", b, sizeof(b)),
                        j->result);
+                if (j->paused)
+                        printf("; paused until %s", format_usec_utc(j->paused_until, TIMESTAMP_ISO, "resumed", a,
+                                                                    sizeof(a)));
+                putchar('\n');
+        }
+}
+
+/* Paused and PausedUntilUSec of the job's object (left false, 0 when they cannot be had). */
+static void read_paused(sd_bus *bus, JobStatus *j) {
+        _cleanup_free_ char *path = NULL;
+
+        j->paused = false;
+        j->paused_until = 0;
+        if (sd_bus_path_encode(BUS_JOB_PREFIX, j->name, &path) < 0 ||
+            sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_JOB_INTERFACE, "Paused", NULL, 'b', &j->paused) < 0)
+                return;
+        if (sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_JOB_INTERFACE, "PausedUntilUSec", NULL, 't',
+                                        &j->paused_until) < 0)
+                j->paused_until = 0;
 }
 
 /* The jobs of a ListJobs answer, each printed.  Returns 0 or -errno for a bad answer. */
-static int print_jobs(sd_bus_message *jobs) {
+static int print_jobs(sd_bus *bus, sd_bus_message *jobs) {
         bool first = true;
         int r;
 
@@ -68,6 +90,7 @@ static int print_jobs(sd_bus_message *jobs) {
                                         &j.result, &j.running);
                 if (r <= 0)
                         break;
+                read_paused(bus, &j);
                 print_job(&j, first);
                 first = false;
         }
@@ -97,7 +120,7 @@ int verb_status(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(&e, r);
         print_header(version, state, reflink);
-        r = print_jobs(jobs);
+        r = print_jobs(bus, jobs);
         if (arg_json)
                 printf("]}\n");
         if (r < 0) {

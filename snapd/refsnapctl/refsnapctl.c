@@ -34,6 +34,9 @@ bool arg_full = false;
 bool arg_force = false;
 unsigned arg_force_every = 0;
 const char *arg_to = NULL;
+bool arg_pin = false;
+const char *arg_pause_for = NULL;
+const char *arg_pause_until = NULL;
 
 typedef struct Verb {
         const char *name;
@@ -50,19 +53,32 @@ static const Verb verbs[] = {
         { "check-config", verb_check_config },
         { "offsite", verb_offsite },
         { "check", verb_check },
+        { "pin", verb_pin },
+        { "unpin", verb_pin },
+        { "delete", verb_delete },
+        { "pause", verb_pause },
+        { "resume", verb_resume },
+        { "cancel", verb_cancel },
 };
 
 static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
                "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
-               "  snapshot JOB [--if-changed|--full]\n"
+               "  snapshot JOB [--if-changed|--full] [--pin]\n"
                "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
-               "  prune JOB [--dry-run]    apply the job's retention now\n"
+               "  prune JOB [--dry-run]    apply the job's retention now (--dry-run: what keeps each)\n"
+               "  pin JOB SNAP, unpin JOB SNAP\n"
+               "                           keep a snapshot whatever retention says, or no longer\n"
+               "  delete JOB SNAP [--force]\n"
+               "                           remove one snapshot now (--force: a pinned one too)\n"
+               "  pause JOB [--for SPAN|--until TIME], resume JOB\n"
+               "                           skip the job's scheduled snapshots, or no longer\n"
+               "  cancel JOB               end the job's running snapshot; nothing is published\n"
                "  check-config [FILE]      check the configuration, print every error\n"
                "  offsite JOB [--force] [--force-every=N]\n"
                "                           back up the newest snapshot with restic, from a fixed path\n"
@@ -80,19 +96,23 @@ static void help(void) {
                "      --no-guard           restore: no guard snapshot of what it replaces\n"
                "      --if-changed         snapshot: only if on_change would not skip the job\n"
                "      --full               snapshot: a full one, sharing no file with an older one\n"
-               "      --force              offsite: read every file (restic backup --force)\n"
+               "      --force              offsite: read every file (restic backup --force);\n"
+               "                           delete: a pinned snapshot too\n"
+               "      --pin                snapshot: pin the one taken\n"
+               "      --for=SPAN           pause: for this long (such as 2h or 3d)\n"
+               "      --until=TIME         pause: until \"YYYY-MM-DD HH:MM[:SS]\" (local, Z: UTC) or @SECONDS\n"
                "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
                "  -h, --help               show this help\n"
                "SNAP is a snapshot name or \"latest\".\n"
                "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
                "4 no such job or snapshot, 5 permission denied, 6 snapshot made partial,\n"
-               "7 snapshot --if-changed: unchanged, none taken.\n");
+               "7 snapshot --if-changed: unchanged or paused, none taken.\n");
 }
 
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -106,6 +126,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "full", no_argument, NULL, ARG_FULL },
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "force-every", required_argument, NULL, ARG_FORCE_EVERY },
+                { "pin", no_argument, NULL, ARG_PIN },
+                { "for", required_argument, NULL, ARG_FOR },
+                { "until", required_argument, NULL, ARG_UNTIL },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -158,6 +181,15 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_DELETE:
                         arg_delete = true;
                         break;
+                case ARG_PIN:
+                        arg_pin = true;
+                        break;
+                case ARG_FOR:
+                        arg_pause_for = optarg;
+                        break;
+                case ARG_UNTIL:
+                        arg_pause_until = optarg;
+                        break;
                 case ARG_DELETE_EXCLUDED:
                         arg_delete_excluded = true;
                         break;
@@ -180,7 +212,8 @@ static int parse_argv(int argc, char *argv[]) {
  * Returns its index, or 0.
  */
 static int find_check_verb(int argc, char *argv[]) {
-        static const char *const with_arg[] = { "-c", "--config", "--conf-dir", "--to", "--force-every" };
+        static const char *const with_arg[] = { "-c", "--config", "--conf-dir", "--to", "--force-every", "--for",
+                                                "--until" };
 
         for (int i = 1; i < argc; i++) {
                 bool takes = false;

@@ -22,6 +22,9 @@ extern bool arg_full;           /* --full: snapshot */
 extern bool arg_force;          /* --force: offsite, a full read */
 extern unsigned arg_force_every; /* --force-every=N: offsite, every Nth run a full read; 0 never */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
+extern bool arg_pin;            /* --pin: snapshot */
+extern const char *arg_pause_for;       /* --for: pause */
+extern const char *arg_pause_until;     /* --until: pause */
 
 int verb_status(int argc, char *argv[]);
 int verb_snapshot(int argc, char *argv[]);
@@ -30,6 +33,14 @@ int verb_prune(int argc, char *argv[]);
 int verb_diff(int argc, char *argv[]);
 int verb_restore(int argc, char *argv[]);
 int verb_check_config(int argc, char *argv[]);
+/* pin and unpin (argv[0] says which), delete, pause, resume, cancel: refsnapctl-manage.c. */
+int verb_pin(int argc, char *argv[]);
+int verb_delete(int argc, char *argv[]);
+int verb_pause(int argc, char *argv[]);
+int verb_resume(int argc, char *argv[]);
+int verb_cancel(int argc, char *argv[]);
+/* Pin snapshot snap of job through refsnapd (snapshot --pin).  Returns an exit status. */
+int pin_snapshot(const char *job, const char *snap);
 int verb_offsite(int argc, char *argv[]);
 /* Its status is the Nagios plugin convention's (refsnapctl-check-state.h), not exit-status.h's. */
 int verb_check(int argc, char *argv[]);

@@ -42,6 +42,17 @@ int main(void) {
                                  .checked = NOW - 60 * USEC_PER_SEC, .newest_partial = true, .interval = H },
                     0, 0, why) == CHECK_WARNING);
 
+        /* Paused: WARNING, fresh or stale (the pause is meant); failed is still CRITICAL. */
+        CHECK(state((CheckJob) { .result = "ok", .last = NOW - H / 2, .interval = H, .paused = true }, 0, 0, why) ==
+              CHECK_WARNING);
+        CHECK(strstr(why, "paused until resumed") != NULL);
+        CHECK(state((CheckJob) { .result = "ok", .last = NOW - 10 * H, .interval = H, .paused = true,
+                                 .paused_until = 1796281200 * USEC_PER_SEC }, 0, 0, why) == CHECK_WARNING);
+        CHECK(strstr(why, "paused until 2026-12-03T07:00:00Z") != NULL);
+        CHECK(state((CheckJob) { .result = "-", .interval = H, .paused = true }, 0, 0, why) == CHECK_WARNING);
+        CHECK(state((CheckJob) { .result = "failed", .last = NOW - H / 2, .interval = H, .paused = true }, 0, 0,
+                    why) == CHECK_CRITICAL);
+
         /* Stale: WARNING past 2 intervals, CRITICAL past 4, by default. */
         CHECK(state((CheckJob) { .result = "ok", .last = NOW - 2 * H - USEC_PER_SEC, .interval = H }, 0, 0, why) ==
               CHECK_WARNING);

@@ -241,6 +241,38 @@ out=$(PATH=/nonexistent "$ctl" "${c[@]}" offsite bare 2>&1)
 ok test $? = 4
 ok grep -q "bare: no snapshots" <<<"$out"
 rm -f "$t/conf.d/bare.conf"
+# pin, unpin, delete, pause, resume, cancel: usage (2, before any call),
+# and the daemon not running (3: a bus with nobody on it).
+nobus=(env DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/no-bus.sock)
+for v in pin unpin delete; do
+	"$ctl" $v home >/dev/null 2>&1
+	ok test $? = 2
+	"${nobus[@]}" "$ctl" $v home "${y}T10:00:00Z" >/dev/null 2>&1
+	ok test $? = 3
+done
+for v in pause resume cancel; do
+	"$ctl" $v >/dev/null 2>&1
+	ok test $? = 2
+	"$ctl" $v home extra >/dev/null 2>&1
+	ok test $? = 2
+	"${nobus[@]}" "$ctl" $v home >/dev/null 2>&1
+	ok test $? = 3
+done
+out=$("$ctl" pause home --for 1h --until '2099-01-01 00:00' 2>&1)
+ok test $? = 2
+out=$("$ctl" pause home --for often 2>&1)
+ok test $? = 2
+ok grep -q -- "pause --for: 'often' is not a time span" <<<"$out"
+out=$("$ctl" pause home --until yesterday 2>&1)
+ok test $? = 2
+ok grep -q -- "pause --until: 'yesterday' is not a time" <<<"$out"
+out=$("$ctl" pause home --until @1000 2>&1)
+ok test $? = 2
+ok grep -q -- "pause --until: @1000 is past" <<<"$out"
+out=$("${nobus[@]}" "$ctl" pause home --until '2099-01-01 00:00' 2>&1)
+ok test $? = 3
+out=$("${nobus[@]}" "$ctl" pause home --until 2099-01-01T00:00:00Z 2>&1)
+ok test $? = 3
 echo "colour = blue" >> "$t/main.conf"
 out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1

@@ -439,6 +439,356 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return 1;
 }
 
+/*
+ * Options of DeleteSnapshot(): a{sv} with "force" (b) alone known; an
+ * unknown one, or force of another type, is refused.
+ */
+static int read_options_force(sd_bus_message *msg, bool *force, sd_bus_error *error) {
+        int r;
+
+        *force = false;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *key;
+                int v;
+
+                r = sd_bus_message_enter_container(msg, 'e', "sv");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "force") != 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
+                r = sd_bus_message_read(msg, "v", "b", &v);
+                if (r < 0)
+                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Option 'force' is a boolean");
+                *force = v;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_exit_container(msg);
+}
+
+/*
+ * The snapshot a client names, of store: "latest" (the newest that is not
+ * a guard), or a snapshot's name (no '/', no hidden name) that is a
+ * directory there, never a symbolic link.  Into name, or NoSuchSnapshot.
+ */
+static int resolve_snapshot(int store, const char *job, const char *arg, char name[static SNAPSHOT_NAME_MAX],
+                            sd_bus_error *error) {
+        int r;
+
+        if (strcmp(arg, "latest") == 0) {
+                r = store_latest(store, name);
+                if (r == -ENOENT)
+                        return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshots", job);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, -r, "Cannot list the snapshots of %s: %m", job);
+                return 0;
+        }
+        r = store_snapshot_exists(store, arg);
+        if (r == -EINVAL)
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SNAPSHOT,
+                                         "Not a snapshot name (YYYY-MM-DDTHH:MM:SSZ or latest)");
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s", job, arg);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot look at snapshot %s of %s: %m", arg, job);
+        snprintf(name, SNAPSHOT_NAME_MAX, "%s", arg);
+        return 0;
+}
+
+/* The store of js, for a call about its snapshots: NoSuchSnapshot when it has none yet. */
+static int open_job_store(JobState *js, sd_bus_error *error) {
+        int fd = store_open(js->job->store, false);
+
+        if (fd == -ENOENT)
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no store yet, so no snapshots",
+                                         js->name);
+        if (fd < 0)
+                return sd_bus_error_set_errnof(error, -fd, "Cannot open the store of %s: %m", js->name);
+        return fd;
+}
+
+/*
+ * Pin(s job, s snapshot, a{sv} options), Unpin(...): the mark in the
+ * store, under the store's lock taken without waiting (a prune holding
+ * it may have chosen the snapshot already): JobRunning while a
+ * snapshot, prune or restore of the job holds it.  An unpin needs no
+ * lock (a prune keeps what it read as pinned a round longer, no more).
+ */
+static int pin_call(sd_bus_message *msg, Bus *b, bool pin, sd_bus_error *error) {
+        _cleanup_close_ int store = -EBADF;
+        char name[SNAPSHOT_NAME_MAX];
+        const char *job, *arg;
+        JobState *js;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "ss", &job, &arg);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        js = find_or_error(b->manager, job, error);
+        if (!js)
+                return -ENOENT;
+        store = open_job_store(js, error);
+        if (store < 0)
+                return store;
+        if (pin) {
+                r = store_lock(store, false);
+                if (r == -EBUSY)
+                        return sd_bus_error_setf(error, BUS_ERROR_JOB_RUNNING,
+                                                 "A snapshot, prune or restore of %s is running: pin when it ends",
+                                                 job);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, -r, "Cannot lock the store of %s: %m", job);
+        }
+        r = resolve_snapshot(store, job, arg, name, error);
+        if (r < 0)
+                return r;
+        r = store_set_pinned(store, name, pin);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s", job, name);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot %s snapshot %s of %s: %m", pin ? "pin" : "unpin",
+                                               name, job);
+        log_job(LOG_INFO, js->name, "snapshot %s %s%s", name, pin ? "pinned" : "unpinned",
+                r == 0 ? " (it was so already)" : "");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return pin_call(msg, userdata, true, error);
+}
+
+static int method_unpin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return pin_call(msg, userdata, false, error);
+}
+
+/* A DeleteSnapshot() being done by a child of the daemon. */
+typedef struct DeleteTask {
+        Manager *manager;
+        sd_bus_message *call;
+        char *job;
+        char name[SNAPSHOT_NAME_MAX];
+        int memfd;
+        pid_t pid;
+        sd_event_source *source;
+} DeleteTask;
+
+static DeleteTask *delete_task_free(DeleteTask *t) {
+        if (!t)
+                return NULL;
+        if (t->pid > 0)
+                manager_child_gone(t->manager, t->pid);
+        sd_bus_message_unref(t->call);
+        free(t->job);
+        safe_close(t->memfd);
+        sd_event_source_disable_unref(t->source);
+        free(t);
+        return NULL;
+}
+
+/* The child's exit statuses. */
+enum { DELETE_OK = 0, DELETE_NO_SUCH = 1, DELETE_LOCKED = 2, DELETE_PINNED = 3, DELETE_ERROR = 255 };
+
+static int on_delete_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        DeleteTask *t = userdata;
+        _cleanup_free_ char *report = NULL;
+        off_t size = lseek(t->memfd, 0, SEEK_END);
+        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+        JobState *js;
+
+        report = calloc(1, size > 0 ? size + 1 : 1);
+        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
+                report[0] = '\0';
+        if (code == DELETE_OK)
+                sd_bus_reply_method_return(t->call, NULL);
+        else if (code == DELETE_NO_SUCH)
+                sd_bus_reply_method_errorf(t->call, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s", t->job,
+                                           t->name);
+        else if (code == DELETE_LOCKED)
+                sd_bus_reply_method_errorf(t->call, BUS_ERROR_JOB_RUNNING,
+                                           "A snapshot, prune or restore of %s is running: delete when it ends",
+                                           t->job);
+        else if (code == DELETE_PINNED)
+                sd_bus_reply_method_errorf(t->call, BUS_ERROR_PINNED,
+                                           "Snapshot %s of %s is pinned: unpin it, or delete with force", t->name,
+                                           t->job);
+        else
+                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Cannot delete snapshot %s of %s: %s", t->name,
+                                           t->job, report && *report ? report : "killed");
+        /* Its newest snapshot may be another now. */
+        js = code == DELETE_OK ? manager_find_job(t->manager, t->job) : NULL;
+        if (js)
+                manager_job_store_changed(js);
+        delete_task_free(t);
+        return 0;
+}
+
+/*
+ * DeleteSnapshot(s job, s snapshot, a{sv} options): one snapshot removed
+ * as prune removes one (snapshot_delete()), in a child (removing a big
+ * tree must not stall the loop), answered when it is gone.  options:
+ * force (b) deletes a pinned one too.
+ */
+static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int store = -EBADF;
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        const char *job, *arg;
+        DeleteTask *t;
+        JobState *js;
+        bool force;
+        pid_t pid;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "ss", &job, &arg);
+        if (r < 0)
+                return r;
+        r = read_options_force(msg, &force, error);
+        if (r < 0)
+                return r;
+        js = find_or_error(m, job, error);
+        if (!js)
+                return -ENOENT;
+        if (m->stopping)
+                return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
+        if (js->child)
+                return sd_bus_error_setf(error, BUS_ERROR_JOB_RUNNING,
+                                         "A snapshot of %s is running: delete when it ends", job);
+        store = open_job_store(js, error);
+        if (store < 0)
+                return store;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->manager = m;
+        t->memfd = -EBADF;
+        r = resolve_snapshot(store, job, arg, t->name, error);
+        if (r < 0) {
+                delete_task_free(t);
+                return r;
+        }
+        t->job = strdup(job);
+        t->memfd = memfd_create("refsnap-delete", MFD_CLOEXEC);
+        if (!t->job || t->memfd < 0) {
+                r = t->job ? -errno : -ENOMEM;
+                delete_task_free(t);
+                return r;
+        }
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                delete_task_free(t);
+                return r;
+        }
+        if (pid == 0) {
+                sigset_t none;
+                FILE *f;
+
+                /* SIGTERM (the daemon stopping) ends it at once: what it retired is removed by the next run. */
+                sigemptyset(&none);
+                signal(SIGTERM, SIG_DFL);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                f = fdopen(t->memfd, "w");
+                r = snapshot_delete(store, job, t->name, force, NULL);
+                if (r < 0 && f)
+                        fprintf(f, "%s", strerror(-r));
+                if (f)
+                        fclose(f);
+                _exit(r >= 0 ? DELETE_OK : r == -ENOENT || r == -EINVAL ? DELETE_NO_SUCH :
+                      r == -EBUSY ? DELETE_LOCKED : r == -EPERM ? DELETE_PINNED : DELETE_ERROR);
+        }
+        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_delete_exit, t);
+        if (r >= 0) {
+                r = manager_track_child(m, pid);
+                if (r >= 0)
+                        t->pid = pid;
+        }
+        if (r < 0) {
+                kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                delete_task_free(t);
+                return r;
+        }
+        t->call = sd_bus_message_ref(msg);
+        return 1;
+}
+
+/*
+ * Pause(s job, t until_usec, a{sv} options): the job's due times skipped
+ * until then (µs of CLOCK_REALTIME; 0: until Resume()), kept in its store.
+ */
+static int method_pause(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *job;
+        uint64_t until;
+        JobState *js;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "st", &job, &until);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        js = find_or_error(b->manager, job, error);
+        if (!js)
+                return -ENOENT;
+        r = manager_pause(js, until);
+        if (r == -EINVAL)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "The end of the pause is past");
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED,
+                                         "%s has no store yet: its pause has nowhere to be kept", job);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot pause %s: %m", job);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* Resume(s job, a{sv} options): the pause ended (none is no error). */
+static int method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *job;
+        JobState *js;
+        int r;
+
+        r = check_root(msg, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "s", &job);
+        if (r < 0)
+                return r;
+        r = read_options(msg, error);
+        if (r < 0)
+                return r;
+        js = find_or_error(b->manager, job, error);
+        if (!js)
+                return -ENOENT;
+        r = manager_resume(js);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot resume %s: %m", job);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error) {
@@ -515,6 +865,16 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", job, "a{sv}", options),
                                 SD_BUS_RESULT("s", result), method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_reload,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Pin", SD_BUS_ARGS("s", job, "s", snapshot, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_pin, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Unpin", SD_BUS_ARGS("s", job, "s", snapshot, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_unpin, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("DeleteSnapshot", SD_BUS_ARGS("s", job, "s", snapshot, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_delete_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_ARGS("s", job, "t", until_usec, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_NO_RESULT, method_resume,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",
@@ -650,6 +1010,21 @@ static int job_get_usec(sd_bus *bus, const char *path, const char *interface, co
         return sd_bus_message_append(reply, "t", (uint64_t) t);
 }
 
+/* Paused, PausedUntilUSec (0: until resumed, or not paused). */
+static int job_get_paused(sd_bus *bus, const char *path, const char *interface, const char *property,
+                          sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "b", js->paused);
+}
+
+static int job_get_paused_until(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        JobState *js = userdata;
+
+        return sd_bus_message_append(reply, "t", (uint64_t) (js->paused ? js->paused_until : 0));
+}
+
 /* SnapshotsKept: the snapshots the store lists now (invalidated, not sent, when it may have changed). */
 static int job_get_kept(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -675,7 +1050,8 @@ static const sd_bus_vtable job_vtable[] = {
         SD_BUS_PROPERTY("IntervalUSec", "t", job_get_interval, 0, CHANGE),
         SD_BUS_PROPERTY("Running", "b", job_get_bool, 0, CHANGE),
         SD_BUS_PROPERTY("Changed", "b", job_get_bool, 0, CHANGE),
-        SD_BUS_PROPERTY("Paused", "b", job_get_bool, 0, CHANGE),
+        SD_BUS_PROPERTY("Paused", "b", job_get_paused, 0, CHANGE),
+        SD_BUS_PROPERTY("PausedUntilUSec", "t", job_get_paused_until, 0, CHANGE),
         SD_BUS_PROPERTY("LastSnapshot", "s", job_get_last_snapshot, 0, CHANGE),
         SD_BUS_PROPERTY("LastSnapshotUSec", "t", job_get_usec, 0, CHANGE),
         SD_BUS_PROPERTY("LastResult", "s", job_get_last_result, 0, CHANGE),

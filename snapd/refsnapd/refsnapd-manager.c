@@ -61,10 +61,11 @@ static void manager_update_status(Manager *m) {
                 JobState *js = m->jobs[i];
                 char a[TIMESTAMP_MAX], b[TIMESTAMP_MAX];
 
-                fprintf(f, "%s%s: last %s (%s), next %s", i ? "; " : "", js->name,
+                fprintf(f, "%s%s: last %s (%s), next %s%s", i ? "; " : "", js->name,
                         format_usec_utc(js->last, TIMESTAMP_LOG, "never", a, sizeof(a)),
                         js->result[0] ? js->result : "-",
-                        js->child ? "running" : format_usec_utc(js->next, TIMESTAMP_LOG, "never", b, sizeof(b)));
+                        js->child ? "running" : format_usec_utc(js->next, TIMESTAMP_LOG, "never", b, sizeof(b)),
+                        js->paused ? " (paused)" : "");
         }
         if (!m->stopping && m->n_jobs == 0)
                 fputs("no jobs configured", f);
@@ -324,6 +325,147 @@ static void store_note_checked(const Job *job, usec_t now) {
                 (void) store_write_checked(store, (time_t) (now / USEC_PER_SEC));
 }
 
+static int on_pause_end(sd_event_source *s, uint64_t usec, void *userdata);
+static void job_schedule_first(JobState *js, usec_t now);
+
+/* Arm (or disarm) the timer that ends js's pause. */
+static void job_arm_pause_timer(JobState *js) {
+        int r = 0;
+
+        if (!js->paused || js->paused_until == 0) {
+                if (js->pause_timer)
+                        (void) sd_event_source_set_enabled(js->pause_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (js->pause_timer) {
+                r = sd_event_source_set_time(js->pause_timer, js->paused_until);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(js->pause_timer, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(js->manager->event, &js->pause_timer, CLOCK_REALTIME, js->paused_until,
+                                      USEC_PER_SEC / 1000, on_pause_end, js);
+        if (r < 0)
+                log_job(LOG_ERR, js->name, "cannot arm the end of its pause (it ends at the next due time): %s",
+                        strerror(-r));
+}
+
+/* What js's store says of its pause (a job taken up, or its store changed). */
+static void job_read_paused(JobState *js) {
+        _cleanup_close_ int store = js->job ? store_open(js->job->store, false) : -EBADF;
+        uint64_t until = 0;
+        int r = store < 0 ? store : store_read_paused(store, &until);
+
+        if (r < 0 && r != -ENOENT)
+                log_job(LOG_WARNING, js->name, "cannot read its pause from %s/.paused (taken as not paused): %s",
+                        js->job->store, strerror(-r));
+        js->paused = r >= 0;
+        js->paused_until = r >= 0 ? until : 0;
+        job_arm_pause_timer(js);
+}
+
+/* End js's pause in its store and in what is shown; why is logged. */
+static int job_unpause(JobState *js, const char *why) {
+        _cleanup_close_ int store = -EBADF;
+        int r;
+
+        if (!js->paused)
+                return 0;
+        store = js->job ? store_open(js->job->store, false) : -ENOENT;
+        r = store < 0 ? store : store_remove_paused(store);
+        if (r < 0 && r != -ENOENT) {
+                log_job(LOG_ERR, js->name, "cannot end its pause (%s/.paused): %s", js->job->store, strerror(-r));
+                return r;
+        }
+        js->paused = false;
+        js->paused_until = 0;
+        job_arm_pause_timer(js);
+        log_job(LOG_NOTICE, js->name, "%s", why);
+        EMIT(js->manager, job_changed, js);
+        manager_update_status(js->manager);
+        manager_write_metrics(js->manager);
+        return 0;
+}
+
+/* Is js paused at now?  A pause whose end is past ends here, if its timer has not ended it yet. */
+static bool job_paused(JobState *js, usec_t now) {
+        if (!js->paused)
+                return false;
+        if (js->paused_until == 0 || now < js->paused_until)
+                return true;
+        (void) job_unpause(js, "its pause has ended: scheduled snapshots again");
+        return false;
+}
+
+static int on_pause_end(sd_event_source *s, uint64_t usec, void *userdata) {
+        JobState *js = userdata;
+
+        if (js->paused && js->paused_until != 0 && now_realtime() >= js->paused_until &&
+            job_unpause(js, "its pause has ended: scheduled snapshots again") >= 0 && js->job &&
+            !js->manager->stopping)
+                job_schedule_first(js, now_realtime());
+        return 0;
+}
+
+int manager_pause(JobState *js, usec_t until) {
+        _cleanup_close_ int store = -EBADF;
+        char a[TIMESTAMP_MAX];
+        int r;
+
+        if (!js->job)
+                return -ENOENT;
+        if (until != 0 && until <= now_realtime())
+                return -EINVAL;
+        store = store_open(js->job->store, false);
+        if (store < 0)
+                return store;
+        r = store_write_paused(store, until);
+        if (r < 0)
+                return r;
+        js->paused = true;
+        js->paused_until = until;
+        job_arm_pause_timer(js);
+        log_job(LOG_NOTICE, js->name, "paused until %s: its due snapshots are skipped",
+                until ? format_usec_utc(until, TIMESTAMP_LOG, "-", a, sizeof(a)) : "resumed");
+        EMIT(js->manager, job_changed, js);
+        manager_update_status(js->manager);
+        manager_write_metrics(js->manager);
+        return 0;
+}
+
+int manager_resume(JobState *js) {
+        int r;
+
+        if (!js->job)
+                return -ENOENT;
+        if (!js->paused)
+                return 0;
+        r = job_unpause(js, "resumed: scheduled snapshots again");
+        if (r < 0)
+                return r;
+        if (!js->manager->stopping)
+                job_schedule_first(js, now_realtime());
+        return 0;
+}
+
+void manager_job_store_changed(JobState *js) {
+        char before[SNAPSHOT_NAME_MAX];
+
+        if (!js->job)
+                return;
+        snprintf(before, sizeof(before), "%s", js->last_name);
+        js->last = newest_snapshot(js->job, js->last_name);
+        /*
+         * The newest snapshot went: what the watch saw unchanged since it
+         * says nothing of the one that is newest now, so on_change may not
+         * skip the next due time.
+         */
+        if (strcmp(before, js->last_name) != 0)
+                js->changed = true;
+        EMIT(js->manager, job_changed, js);
+        manager_update_status(js->manager);
+        manager_write_metrics(js->manager);
+}
+
 /*
  * The due-time decision, the one the timer makes and SnapshotIfChanged
  * asks for (due 0: now, over D-Bus): an on_change job the watch saw
@@ -340,6 +482,12 @@ int manager_job_decide(JobState *js, usec_t due) {
                 return -ENOENT;
         if (js->child)
                 return -EBUSY;
+        if (job_paused(js, now_realtime())) {
+                log_job(LOG_INFO, js->name, "paused%s%s: the %s skipped", js->paused_until ? " until " : "",
+                        js->paused_until ? format_usec_utc(js->paused_until, TIMESTAMP_LOG, "-", a, sizeof(a)) : "",
+                        due ? "due snapshot" : "due-time decision asked over D-Bus");
+                return JOB_SKIPPED;
+        }
         /*
          * Changes already in the queue count: the queue is read at idle
          * priority, after timers and the bus, so read it before deciding
@@ -411,6 +559,7 @@ static JobState *job_state_free(JobState *js) {
         EMIT(js->manager, dropped, js);
         sd_event_source_disable_unref(js->timer);
         sd_event_source_disable_unref(js->child_source);
+        sd_event_source_disable_unref(js->pause_timer);
         free(js->name);
         free(js);
         return NULL;
@@ -768,6 +917,7 @@ static int manager_apply_config(Manager *m) {
                 }
                 js->job = job;
                 job_watch(js);
+                job_read_paused(js);    /* its store's word: a new job's, or another store's */
                 jobs[i] = js;
                 job_schedule_first(js, now);
         }

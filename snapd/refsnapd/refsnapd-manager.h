@@ -51,6 +51,9 @@ typedef struct JobState {
         uint64_t n_failed, n_partial;   /* runs that failed, or ended partial, since the daemon started */
         pid_t child;
         sd_event_source *timer, *child_source;
+        bool paused;            /* its due times are skipped (Pause()), as its store's .paused says */
+        usec_t paused_until;    /* CLOCK_REALTIME when the pause ends, 0: until resumed */
+        sd_event_source *pause_timer;   /* ends a pause with an end */
 } JobState;
 
 typedef struct ManagerListener {
@@ -137,6 +140,27 @@ JobState *manager_find_job(Manager *m, const char *name);
 int manager_snapshot_now(JobState *js, bool full);
 
 enum { JOB_STARTED = 1, JOB_SKIPPED = 2 };
+
+/*
+ * Pause js's schedule until until (µs of CLOCK_REALTIME; 0: until
+ * resumed): its due times are skipped (logged), as SnapshotIfChanged
+ * is; a snapshot asked for by name (Snapshot()) still runs.  Kept in
+ * its store (store_write_paused()), so it outlives a restart.  -EINVAL:
+ * until is past; -ENOENT: the job has no store yet.
+ */
+int manager_pause(JobState *js, usec_t until);
+/*
+ * End js's pause (a pause that had already ended is no error): a due
+ * time missed meanwhile is taken up at once, as after downtime.
+ */
+int manager_resume(JobState *js);
+
+/*
+ * js's store changed outside its worker (a snapshot deleted): its newest
+ * snapshot is read again, and shown; when that is another, the job counts
+ * as changed (on_change skips nothing until its next snapshot).
+ */
+void manager_job_store_changed(JobState *js);
 
 /*
  * The job's due-time decision, made now: JOB_SKIPPED when on_change may

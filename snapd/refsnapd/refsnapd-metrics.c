@@ -126,6 +126,7 @@ VALUE(v_files, j->has_facts, j->files)
 VALUE(v_bytes, j->has_facts, j->bytes)
 VALUE(v_kept, true, j->kept)
 VALUE(v_running, true, j->running)
+VALUE(v_paused, true, j->paused)
 VALUE(v_failed, true, j->failed)
 VALUE(v_partial, true, j->partial)
 #undef VALUE
@@ -145,6 +146,8 @@ int metrics_format(FILE *f, const JobMetrics *jobs, size_t n, usec_t now) {
                "Bytes of the files in the newest snapshot (shared, not copied).", v_bytes);
         family(f, jobs, n, "refsnap_snapshots", "gauge", "Snapshots the job keeps in its store.", v_kept);
         family(f, jobs, n, "refsnap_running", "gauge", "1 while a snapshot of the job runs.", v_running);
+        family(f, jobs, n, "refsnap_paused", "gauge",
+               "1 while the job is paused (refsnapctl pause): its scheduled snapshots are skipped.", v_paused);
         fprintf(f, "# HELP refsnap_last_result The job's last result: 1 for it, 0 for the others.\n"
                 "# TYPE refsnap_last_result gauge\n");
         for (size_t i = 0; i < n; i++) {
@@ -299,6 +302,7 @@ void manager_write_metrics(Manager *m) {
                         .job = js->name,
                         .result = js->child ? "running" : js->result,
                         .running = js->child != 0,
+                        .paused = js->paused,
                         .failed = js->n_failed,
                         .partial = js->n_partial,
                 };

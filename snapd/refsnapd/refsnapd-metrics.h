@@ -23,6 +23,7 @@ typedef struct JobMetrics {
         uint64_t kept;                  /* snapshots in the store */
         const char *result;             /* one of metrics_results[] */
         bool running;
+        bool paused;            /* its due times skipped (Pause()) */
         uint64_t failed, partial;       /* runs that failed or ended partial since the daemon started */
 } JobMetrics;
 

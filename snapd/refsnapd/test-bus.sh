@@ -23,13 +23,17 @@ rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
 
 mkdir -p "$t/system.d" "$t/src" "$t/conf.d"
 cp "$policy" "$t/system.d/"
-# For the check in code: nobody may send Reload and Cancel here (the
-# shipped policy lets root alone), and the daemon itself refuses them.
+# For the check in code: nobody may send Reload, Cancel, Pin,
+# DeleteSnapshot and Pause here (the shipped policy lets root alone), and
+# the daemon itself refuses them.
 cat > "$t/system.d/zz-test-nobody.conf" <<'CONF'
 <busconfig>
   <policy user="nobody">
     <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Reload"/>
     <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Cancel"/>
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Pin"/>
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="DeleteSnapshot"/>
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Pause"/>
   </policy>
 </busconfig>
 CONF
@@ -269,6 +273,130 @@ ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 
 for i in $(seq 100); do seen /org/refsnap1 InterfacesRemoved "$S" && break; sleep 0.1; done
 ok seen /org/refsnap1 InterfacesRemoved "object path \"$S\"[^]]*string \"org.refsnap1.Job\""
 ok sh -c "! '${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' tree --list org.refsnap1 | grep -q slow"
+# Snapshots one manages: Pin, Unpin, DeleteSnapshot, Pause, Resume, on a
+# job of their own (a drop-in).  Its first snapshot starts at once and
+# fails here: waited for, so that it holds the store's lock no more.
+mkdir -p "$t/src4" "$t/store4/2020-01-01T00:00:00Z" "$t/store4/2020-01-02T00:00:00Z" "$t/store4/2020-01-03T00:00:00Z"
+ln -s 2020-01-03T00:00:00Z "$t/store4/latest"
+chmod 0700 "$t/store4"
+printf '[mg]\nsource = %s\nstore = %s\ninterval = 1h\nkeep_hourly = 1\n' "$t/src4" "$t/store4" > "$t/conf.d/70-mg.conf"
+ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0
+M=/org/refsnap1/job/mg
+for i in $(seq 300); do [ "$(gp $M $J LastResult)" = 's "failed"' ] && [ "$(gp $M $J Running)" = "b false" ] && break; sleep 0.1; done
+ok test "$(gp $M $J Running)" = "b false"
+intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
+ok grep -q '^\.Pin  *method  *ssa{sv}  *- ' <<<"$intro"
+ok grep -q '^\.Unpin  *method  *ssa{sv}  *- ' <<<"$intro"
+ok grep -q '^\.DeleteSnapshot  *method  *ssa{sv}  *- ' <<<"$intro"
+ok grep -q '^\.Pause  *method  *sta{sv}  *- ' <<<"$intro"
+ok grep -q '^\.Resume  *method  *sa{sv}  *- ' <<<"$intro"
+ok test "$(rc "$ctl" "${c[@]}" pin mg 2020-01-01T00:00:00Z)" = 0
+ok test -f "$t/store4/.facts/2020-01-01T00:00:00Z.pinned"
+ok test "$(rc "$ctl" "${c[@]}" pin mg 2020-01-01T00:00:00Z)" = 0
+ok grep -q 'snapshot 2020-01-01T00:00:00Z pinned (it was so already)' "$t/daemon.log"
+out=$("$ctl" "${c[@]}" list mg 2>&1)
+ok grep -q '^mg  *2020-01-01T00:00:00Z .* pinned$' <<<"$out"
+ok sh -c "! grep -q '2020-01-02T00:00:00Z.*pinned' <<'EOF'
+$out
+EOF"
+ok python3 -c 'import json,sys; l=json.loads(sys.argv[1]); assert [s["pinned"] for s in l] == [True, False, False], l' \
+	"$("$ctl" "${c[@]}" --json list mg)"
+# Names from the client: only a snapshot's, only one that is there, never a path or a link.
+ln -s 2020-01-02T00:00:00Z "$t/store4/2020-01-04T00:00:00Z"
+for bad in 2020-01-09T00:00:00Z ../store4/2020-01-02T00:00:00Z .facts 2020-01-04T00:00:00Z ''; do
+	ok test "$(rc "$ctl" "${c[@]}" pin mg "$bad")" = 4
+	ok test "$(rc "$ctl" "${c[@]}" delete mg "$bad")" = 4
+done
+ok test -d "$t/store4/2020-01-02T00:00:00Z"
+ok test -L "$t/store4/2020-01-04T00:00:00Z"
+rm "$t/store4/2020-01-04T00:00:00Z"
+ok test "$(rc "$ctl" "${c[@]}" pin nope 2020-01-01T00:00:00Z)" = 4
+ok test "$(rc "$ctl" "${c[@]}" pin mg)" = 2
+if command -v gdbus >/dev/null; then
+	out=$(gdbus call --address "$DBUS_SYSTEM_BUS_ADDRESS" -d org.refsnap1 -o /org/refsnap1 \
+		-m org.refsnap1.Manager.Pin mg 2020-01-09T00:00:00Z '{}' 2>&1)
+	ok grep -q "org.refsnap1.NoSuchSnapshot: mg has no snapshot 2020-01-09T00:00:00Z" <<<"$out"
+fi
+# Retention keeps the pinned one, and prune --dry-run says so.
+out=$("$ctl" "${c[@]}" prune mg --dry-run 2>&1)
+ok grep -q '^keep   2020-01-01T00:00:00Z  (pinned)$' <<<"$out"
+ok grep -q '^remove 2020-01-02T00:00:00Z' <<<"$out"
+ok grep -q '^keep   2020-01-03T00:00:00Z  (newest' <<<"$out"
+ok test "$(rc "$ctl" "${c[@]}" prune mg)" = 0
+ok test -d "$t/store4/2020-01-01T00:00:00Z"
+ok test ! -e "$t/store4/2020-01-02T00:00:00Z"
+# Delete: the latest one, latest moved to the one left; a pinned one refused, then with force.
+ok test "$(rc "$ctl" "${c[@]}" delete mg latest)" = 0
+ok test ! -e "$t/store4/2020-01-03T00:00:00Z"
+ok test "$(readlink "$t/store4/latest")" = 2020-01-01T00:00:00Z
+ok grep -q 'mg: snapshot 2020-01-03T00:00:00Z deleted (asked for)$' "$t/daemon.log"
+for i in $(seq 100); do [ "$(gp $M $J LastSnapshot)" = 's "2020-01-01T00:00:00Z"' ] && break; sleep 0.1; done
+ok test "$(gp $M $J LastSnapshot)" = 's "2020-01-01T00:00:00Z"'
+ok test "$(rc "$ctl" "${c[@]}" delete mg 2020-01-01T00:00:00Z)" = 1
+ok grep -q 'Snapshot 2020-01-01T00:00:00Z of mg is pinned: unpin it, or delete with force (org.refsnap1.Pinned)' "$t/calls.log"
+ok test -d "$t/store4/2020-01-01T00:00:00Z"
+ok test "$(rc "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager DeleteSnapshot ssa{sv} mg 2020-01-01T00:00:00Z 1 force s yes)" = 1
+ok test "$(rc "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager DeleteSnapshot ssa{sv} mg 2020-01-01T00:00:00Z 1 x b true)" = 1
+ok grep -q "Unknown option 'x'" "$t/calls.log"
+ok test -d "$t/store4/2020-01-01T00:00:00Z"
+ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager DeleteSnapshot ssa{sv} mg 2020-01-01T00:00:00Z 1 force b true
+ok test ! -e "$t/store4/2020-01-01T00:00:00Z"
+ok test ! -e "$t/store4/.facts/2020-01-01T00:00:00Z.pinned"
+ok grep -q 'mg: snapshot 2020-01-01T00:00:00Z deleted (asked for, pinned, with force)$' "$t/daemon.log"
+ok test ! -e "$t/store4/latest"
+ok sh -c "! ls -a '$t/store4' | grep -q removing"
+ok test "$(gp $M $J SnapshotsKept)" = "u 0"
+# Unpin.
+mkdir "$t/store4/2020-01-05T00:00:00Z"
+ok test "$(rc "$ctl" "${c[@]}" pin mg 2020-01-05T00:00:00Z)" = 0
+ok test "$(rc "$ctl" "${c[@]}" unpin mg 2020-01-05T00:00:00Z)" = 0
+ok test ! -e "$t/store4/.facts/2020-01-05T00:00:00Z.pinned"
+# Pause: the due-time decision asked now says paused; Paused, PausedUntilUSec, status; Resume.
+ok test "$(gp $M $J Paused)" = "b false"
+ok test "$(rc "$ctl" "${c[@]}" pause mg --for 2h)" = 0
+ok test "$(gp $M $J Paused)" = "b true"
+until=$(gp $M $J PausedUntilUSec)
+ok test "${until#t }" -gt "$(( ($(date +%s) + 3600) * 1000000 ))"
+ok grep -q '^[0-9]*$' "$t/store4/.paused"
+for i in $(seq 100); do seen $M PropertiesChanged 'string "Paused"\s*variant\s*boolean true' && break; sleep 0.1; done
+ok seen $M PropertiesChanged 'string "Paused"\s*variant\s*boolean true'
+out=$("$ctl" snapshot mg --if-changed 2>&1)
+ok test $? = 7
+ok grep -q '^mg: skipped: the job is paused' <<<"$out"
+ok grep -q 'mg: paused until .*: the due-time decision asked over D-Bus skipped' "$t/daemon.log"
+ok grep -q '^mg .*; paused until 20[-0-9T:]*Z$' <<<"$("$ctl" status)"
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); j=[j for j in d["jobs"] if j["job"]=="mg"][0]; assert j["paused"] and j["paused_until"] > 0, j' "$("$ctl" --json status)"
+ok test "$(rc "$ctl" "${c[@]}" pause mg --for 2h --until '2030-01-01 00:00')" = 2
+ok test "$(rc "$ctl" "${c[@]}" pause mg --until '2001-01-01 00:00')" = 2
+ok test "$(rc "$ctl" "${c[@]}" pause mg --for soon)" = 2
+ok test "$(rc "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Pause sta{sv} mg 1000000 0)" = 1
+ok test "$(rc "$ctl" "${c[@]}" pause nope)" = 4
+ok test "$(rc "$ctl" "${c[@]}" pause mg)" = 0
+ok test "$(gp $M $J PausedUntilUSec)" = "t 0"
+ok test "$(cat "$t/store4/.paused")" = 0
+ok test "$(rc "$ctl" "${c[@]}" resume mg)" = 0
+ok test "$(gp $M $J Paused)" = "b false"
+ok test ! -e "$t/store4/.paused"
+ok test "$(rc "$ctl" "${c[@]}" resume nope)" = 4
+ok test "$(rc "$ctl" cancel mg)" = 1
+ok grep -q 'No snapshot of mg is running' "$t/calls.log"
+ok test "$(rc "$ctl" cancel nope)" = 4
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+	# Refused by the bus policy (Unpin, Resume) or the daemon (Pin, DeleteSnapshot, Pause): 5 either way.
+	for v in "pin mg 2020-01-05T00:00:00Z" "unpin mg 2020-01-05T00:00:00Z" "delete mg 2020-01-05T00:00:00Z" \
+		"pause mg" "resume mg" "cancel mg"; do
+		ok test "$(rc asnobody "$ctl" $v)" = 5
+	done
+	ok grep -q "Pin() from uid $(id -u nobody), .* refused: root only" "$t/daemon.log"
+	ok grep -q "DeleteSnapshot() from uid $(id -u nobody), .* refused: root only" "$t/daemon.log"
+	ok grep -q "Pause() from uid $(id -u nobody), .* refused: root only" "$t/daemon.log"
+	ok test -d "$t/store4/2020-01-05T00:00:00Z"
+	ok test ! -e "$t/store4/.paused"
+fi
+rm "$t/conf.d/70-mg.conf"
+ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 0
+
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
 # lock keeps the prune waiting for it, so the stop surely finds it.

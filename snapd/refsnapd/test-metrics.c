@@ -105,7 +105,7 @@ int main(int argc, char *argv[]) {
                           .oldest = 1764000000ULL * USEC_PER_SEC, .verified = 1765003600ULL * USEC_PER_SEC,
                           .has_facts = true, .duration_sec = 3, .files = 1234, .bytes = 5000000, .kept = 7,
                           .result = "ok", .failed = 1, .partial = 2 },
-                        { .job = "we\"ird\\job\nname\xff", .result = "failed", .failed = 4 },
+                        { .job = "we\"ird\\job\nname\xff", .result = "failed", .failed = 4, .paused = true },
                 };
                 char *text = NULL;
                 size_t size = 0;
@@ -125,6 +125,9 @@ int main(int argc, char *argv[]) {
                 /* A job without a snapshot has no time series, not a zero time. */
                 CHECK(strstr(text, "refsnap_snapshot_newest_timestamp_seconds{job=\"we") == NULL);
                 CHECK(strstr(text, "# TYPE refsnap_snapshot_failures_total counter\n") != NULL);
+                CHECK(strstr(text, "# TYPE refsnap_paused gauge\n") != NULL);
+                CHECK(strstr(text, "\nrefsnap_paused{job=\"home\"} 0\n") != NULL);
+                CHECK(strstr(text, "\nrefsnap_paused{job=\"we\\\"ird\\\\job\\nname\xef\xbf\xbd\"} 1\n") != NULL);
                 CHECK(size > 0 && text[size - 1] == '\n');
                 if (out) {
                         FILE *o = fopen(out, "we");

@@ -3,7 +3,7 @@
 # bus's default policy and ours), then refsnapctl check's exit statuses
 # and lines for a fresh job, a job whose newest snapshot is partial, one
 # whose snapshot fails (the host has no reflinkat(2)), one that does not
-# exist, -w and -c, and the daemon stopped; and the metrics file the
+# exist, -w and -c, a paused one, and the daemon stopped; and the metrics file the
 # daemon writes (metrics_file), through promcheck.py.
 set -u
 daemon=${1:?usage: test-monitor.sh REFSNAPD REFSNAPCTL POLICY PROMCHECK}
@@ -124,6 +124,20 @@ ok python3 "$promcheck" "$m"
 python3 "$promcheck" "$m"
 # Only the file: its temporary names are gone.
 ok test "$(ls -A "$t/prom")" = refsnap.prom
+
+# A pause: written at once (refsnap_paused 1), check warns; a resume undoes both.
+ok grep -q '^refsnap_paused{job="fresh"} 0$' "$m"
+ok "$ctl" "${c[@]}" pause fresh --for 1h
+for i in $(seq 100); do grep -q '^refsnap_paused{job="fresh"} 1$' "$m" 2>/dev/null && break; sleep 0.1; done
+ok grep -q '^refsnap_paused{job="fresh"} 1$' "$m"
+ok grep -q '^refsnap_paused{job="part"} 0$' "$m"
+ok python3 "$promcheck" "$m"
+ok test "$(check fresh)" = 1
+ok grep -q '^fresh: WARNING: paused until 20[-0-9T:]*Z, last verified ' "$t/out"
+ok "$ctl" "${c[@]}" resume fresh
+for i in $(seq 100); do grep -q '^refsnap_paused{job="fresh"} 0$' "$m" 2>/dev/null && break; sleep 0.1; done
+ok grep -q '^refsnap_paused{job="fresh"} 0$' "$m"
+ok test "$(check fresh -w 10s -c 1h)" = 0
 
 # A reload writes it again (SIGHUP), with the new job in it.
 mkdir -p "$t/src-late" "$t/store-late/2020-01-01T00:00:00Z"; chmod 0700 "$t/store-late"

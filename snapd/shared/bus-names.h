@@ -19,3 +19,6 @@
 #define BUS_ERROR_BAD_CONFIG "org.refsnap1.BadConfig"
 #define BUS_ERROR_FAILED "org.refsnap1.Failed"
 #define BUS_ERROR_STOPPING "org.refsnap1.Stopping"
+#define BUS_ERROR_NO_SUCH_SNAPSHOT "org.refsnap1.NoSuchSnapshot"
+#define BUS_ERROR_JOB_RUNNING "org.refsnap1.JobRunning"
+#define BUS_ERROR_PINNED "org.refsnap1.Pinned"

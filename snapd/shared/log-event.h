@@ -21,6 +21,7 @@
 #define MESSAGE_ID_PRUNE_FAILED            "1ae5ff55c2484e6ebd01c3246d71db9e"
 #define MESSAGE_ID_RESTORED                "e033698d0e2e4f999110e4ef22a98b4b"
 #define MESSAGE_ID_RELOAD_FAILED           "e6218b0abef242c5b20262b1657c27e2"
+#define MESSAGE_ID_SNAPSHOT_DELETED       "47398cb04154488fb76d2053c86cf403"
 /* Reserved, with their catalog entries, for the self-service restore and purge. */
 #define MESSAGE_ID_SELF_SERVICE_RESTORED   "03d32527f7964e908669d9ee8def8d50"
 #define MESSAGE_ID_PURGED                  "5a6dad52deb841b2a38d718e57a27ae2"

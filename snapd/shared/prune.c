@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log-event.h"
 #include "macro.h"
@@ -81,9 +82,13 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         }
         retention_apply_guards(&job->retention, times, guard, n, now, reasons);
         keep_newest_whole(store, names, n, reasons);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 if (unknown[i])
                         reasons[i] |= KEEP_UNKNOWN;
+                /* Pinned (read under the lock that a pin takes too): kept, and a pin that cannot be read keeps it as well. */
+                if (store_is_pinned(store, names[i]) != 0)
+                        reasons[i] |= KEEP_PINNED;
+        }
         for (size_t i = 0; i < n; i++) {
                 char why[128];
 
@@ -133,4 +138,71 @@ int snapshot_prune(const Job *job, time_t now, bool dry_run, FILE *out) {
         if (r < 0 && first == 0)
                 first = r;
         return first < 0 ? first : gone;
+}
+
+/* Point "latest" at the newest snapshot but name that is not a guard, or remove it with none left. */
+static int move_latest_from(int store, const char *name) {
+        char target[SNAPSHOT_NAME_MAX + 1];
+        char **names = NULL;
+        size_t n = 0;
+        ssize_t len;
+        int r;
+
+        len = readlinkat(store, "latest", target, sizeof(target) - 1);
+        if (len < 0)
+                return errno == ENOENT || errno == EINVAL ? 0 : -errno;
+        target[len] = '\0';
+        if (strcmp(target, name) != 0)
+                return 0;
+        r = store_list(store, &names, &n);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        for (size_t i = n; i > 0; i--) {
+                SnapshotFacts f;
+
+                if (strcmp(names[i - 1], name) == 0 || store_read_kind(store, names[i - 1], &f) < 0 || f.guard)
+                        continue;
+                r = store_set_latest(store, names[i - 1]);
+                break;
+        }
+        strv_free(names);
+        if (r == -ENOENT && unlinkat(store, "latest", 0) < 0 && errno != ENOENT)
+                return -errno;
+        return r == -ENOENT ? 0 : r;
+}
+
+int snapshot_delete(int store, const char *job_name, const char *name, bool force, FILE *out) {
+        int r;
+
+        r = store_lock(store, false);
+        if (r < 0)
+                return r;
+        r = store_snapshot_exists(store, name);
+        if (r < 0)
+                return r;
+        r = store_is_pinned(store, name);
+        if (r < 0)
+                return r;
+        if (r > 0 && !force)
+                return -EPERM;
+        r = move_latest_from(store, name);
+        if (r < 0)
+                return r;
+        r = store_retire(store, name);
+        if (r < 0)
+                return r;       /* said to the caller */
+        log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_DELETED, job_name, &(EventFields) { .snapshot = name },
+                  "snapshot %s deleted (asked for%s)", name, force ? ", pinned, with force" : "");
+        if (out)
+                fprintf(out, "deleted %s\n", name);
+        r = store_sync(store);
+        if (r < 0)
+                return r;
+        r = store_remove_retired(store, out);
+        if (r < 0)
+                log_event(LOG_ERR, MESSAGE_ID_PRUNE_FAILED, job_name, &(EventFields) { .snapshot = name, .error = r },
+                          "could not remove the tree of deleted snapshot %s (left hidden for the next run): %s",
+                          name, strerror(-r));
+        return 0;
 }

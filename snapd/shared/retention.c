@@ -165,7 +165,7 @@ void retention_apply_guards(const RetentionPolicy *p, const time_t *times, const
 const char *retention_reasons(unsigned reasons, char *buf, size_t size) {
         static const char *const names[] = {
                 "newest", "min-age", "hourly", "daily", "weekly", "monthly", "yearly", "keep-all", "guard",
-                "newest-whole", "facts-unreadable",
+                "newest-whole", "facts-unreadable", "pinned",
         };
         size_t len = 0;
 

@@ -34,6 +34,7 @@ enum {
         KEEP_GUARD   = 1 << 8,  /* a guard younger than keep_guard */
         KEEP_WHOLE   = 1 << 9,  /* the newest whole snapshot (not partial): snapshot_prune() */
         KEEP_UNKNOWN = 1 << 10, /* its facts cannot be read, so what it is is not known: snapshot_prune() */
+        KEEP_PINNED  = 1 << 11, /* pinned (refsnapctl pin): kept whatever the rules say: snapshot_prune() */
 };
 
 /*
@@ -55,7 +56,7 @@ void retention_apply(const RetentionPolicy *p, const time_t *times, size_t n,
 void retention_apply_guards(const RetentionPolicy *p, const time_t *times, const bool *guard, size_t n,
                             time_t now, unsigned *reasons);
 
-/* "newest,hourly" for the bits set; buf of at least 80 bytes. */
+/* "newest,hourly" for the bits set; buf of at least 128 bytes. */
 const char *retention_reasons(unsigned reasons, char *buf, size_t size);
 
 /* Bucket keys, exposed for the tests. */

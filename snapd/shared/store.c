@@ -227,7 +227,7 @@ static bool startswith(const char *s, const char *prefix) {
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
                 startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0 ||
-                strcmp(name, "..checked.tmp") == 0;
+                strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0;
 }
 
 
@@ -252,7 +252,7 @@ static int remove_orphan_facts(int store, FILE *log) {
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, NAME.skipped, NAME.guarded or NAME.manifest: NAME's, kept while NAME is there. */
+                /* NAME, NAME.skipped, NAME.guarded, NAME.manifest or NAME.pinned: NAME's, kept while NAME is there. */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
@@ -261,6 +261,9 @@ static int remove_orphan_facts(int store, FILE *log) {
                         snap[len - sl] = '\0';
                 sl = strlen(MANIFEST_SUFFIX);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, MANIFEST_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(STORE_PINNED_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_PINNED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -525,8 +528,106 @@ int store_retire(int store, const char *name) {
                 (void) unlinkat(dir, hidden, 0);
                 snprintf(hidden, sizeof(hidden), "%s" MANIFEST_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_PINNED_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
         }
         return 0;
+}
+
+int store_snapshot_exists(int store, const char *name) {
+        struct stat st;
+
+        /* The name rules first: no '/', no hidden name, nothing but a snapshot's name reaches fstatat. */
+        if (!name || !snapshot_name_valid(name))
+                return -EINVAL;
+        if (fstatat(store, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOENT;
+}
+
+int store_is_pinned(int store, const char *name) {
+        _cleanup_close_ int dir = -EBADF;
+        char mark[SNAPSHOT_NAME_MAX + sizeof(STORE_PINNED_SUFFIX)];
+        struct stat st;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        dir = store_facts_dir(store, false);
+        if (dir == -ENOENT)
+                return 0;
+        if (dir < 0)
+                return dir;
+        snprintf(mark, sizeof(mark), "%s" STORE_PINNED_SUFFIX, name);
+        if (fstatat(dir, mark, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return S_ISREG(st.st_mode) ? 1 : 0;
+}
+
+int store_set_pinned(int store, const char *name, bool pin) {
+        _cleanup_close_ int dir = -EBADF;
+        char mark[SNAPSHOT_NAME_MAX + sizeof(STORE_PINNED_SUFFIX)];
+        int r;
+
+        r = store_snapshot_exists(store, name);
+        if (r < 0)
+                return r;
+        r = store_is_pinned(store, name);
+        if (r < 0)
+                return r;
+        if (r == pin)
+                return 0;
+        dir = store_facts_dir(store, pin);
+        if (dir < 0)
+                return dir;
+        snprintf(mark, sizeof(mark), "%s" STORE_PINNED_SUFFIX, name);
+        if (pin)
+                r = write_synced(dir, mark, "");
+        else
+                r = unlinkat(dir, mark, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (r < 0)
+                return r;
+        return fsync(dir) < 0 ? -errno : 1;
+}
+
+#define STORE_PAUSED ".paused"
+
+int store_write_paused(int store, uint64_t until) {
+        char text[32];
+        int r;
+
+        snprintf(text, sizeof(text), "%" PRIu64 "\n", until);
+        r = write_synced(store, STORE_PAUSED, text);
+        if (r < 0)
+                return r;
+        return fsync(store) < 0 ? -errno : 0;
+}
+
+int store_read_paused(int store, uint64_t *until) {
+        _cleanup_close_ int fd = openat(store, STORE_PAUSED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char text[32] = "", *end;
+        unsigned long long v;
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        if (text[0] < '0' || text[0] > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(text, &end, 10);
+        if (errno != 0 || (*end != '\n' && *end != '\0'))
+                return -EINVAL;
+        *until = v;
+        return 0;
+}
+
+int store_remove_paused(int store) {
+        if (unlinkat(store, STORE_PAUSED, 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return fsync(store) < 0 ? -errno : 0;
 }
 
 int store_sync(int store) {

@@ -21,6 +21,8 @@
  *   STORE/.facts/NAME.skipped        a partial snapshot's skipped files, "ERRNO PATH", PATH escaped (cescape)
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
+ *   STORE/.facts/NAME.pinned         NAME is pinned: no retention or prune removes it (an empty file)
+ *   STORE/.paused                    the job is paused: "UNTIL\n", µs of CLOCK_REALTIME, 0 until resumed
  * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
  * subvolume of its own, made read-only before it is published: a
  * .partial- or .removing- subvolume is destroyed whole (never walked),
@@ -57,6 +59,8 @@ typedef struct SnapshotFacts {
 #define STORE_SKIPPED_SUFFIX ".skipped"
 /* Where a guard of some paths only lists them. */
 #define STORE_GUARDED_SUFFIX ".guarded"
+/* A pinned snapshot's mark, beside its facts. */
+#define STORE_PINNED_SUFFIX ".pinned"
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
@@ -148,6 +152,35 @@ int store_set_latest(int store, const char *name);
  * after retiring several, then store_remove_retired().
  */
 int store_retire(int store, const char *name);
+
+/*
+ * Is name a snapshot of the store: a snapshot's name (never a hidden
+ * one, never with a '/'), and a directory there, not a symbolic link?
+ * 0, -EINVAL (not a snapshot's name), -ENOENT, or -errno.
+ */
+int store_snapshot_exists(int store, const char *name);
+
+/*
+ * Pin (or unpin) the snapshot name: STORE/.facts/NAME.pinned made
+ * (written through a temp file, synced) or removed.  The snapshot must
+ * exist (store_snapshot_exists()).  Returns 1 when that changed
+ * something, 0 when it was so already, or -errno.  A pin keeps the
+ * snapshot from retention and prune; take the store's lock around a pin,
+ * or a prune running may have chosen it already.
+ */
+int store_set_pinned(int store, const char *name, bool pin);
+/* 1: name is pinned, 0: not, -errno. */
+int store_is_pinned(int store, const char *name);
+
+/*
+ * The job's pause, STORE/.paused: until, µs of CLOCK_REALTIME (0: until
+ * resumed), written through a temp file and a rename, synced.  Read: 0
+ * and *until, -ENOENT (not paused), -EINVAL (not a pause's content), or
+ * -errno.  Removed: 0 (also when there was none) or -errno.
+ */
+int store_write_paused(int store, uint64_t until);
+int store_read_paused(int store, uint64_t *until);
+int store_remove_paused(int store);
 
 /* fsync the store directory and its facts. */
 int store_sync(int store);
