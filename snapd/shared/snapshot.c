@@ -11,6 +11,7 @@
 #include "chase.h"
 #include "copy-meta.h"
 #include "fd-util.h"
+#include "log.h"
 #include "macro.h"
 #include "manifest.h"
 #include "mountpoint-util.h"
@@ -55,7 +56,7 @@ typedef struct Take {
         int prev_root;
         Vouch *vouch;           /* in place: the directories that changed since it (vouch.h) */
         usec_t mark;            /* the end of the last step timed */
-        char times[256];        /* "step N ms, ...": where the time went, logged at the end */
+        char times[256];        /* "step N ms, ...": where the time went, logged at the end (debug) */
 } Take;
 
 /* The step that ended now took since the last mark: noted for the log's "took" line. */
@@ -747,7 +748,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         if (r >= 0)
                 r = take_publish(&t, facts);
         if (r >= 0)
-                fprintf(t.log, "took %llu ms: %s\n",
+                log_job(LOG_DEBUG, job->name, "took %llu ms: %s",
                         (unsigned long long) ((now_monotonic() - begin) / USEC_PER_MSEC), t.times);
         take_done(&t, r);
         return r;
