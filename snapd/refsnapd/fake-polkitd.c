@@ -135,6 +135,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                         held[k++] = held[i];
         n_held = k;
         (void) sd_event_source_set_time(s, usec + 50 * 1000);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
 }
 

@@ -229,6 +229,6 @@ ok test $? != 0
 ok grep -q 'refsnapd is stopping' "$t/stopped.out"
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
 [ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# calls:"; sed 's/^/# /' "$t/calls.log"
-	echo "# polkit:"; sed 's/^/# /' "$t/pk.log"; }
+	echo "# polkit:"; sed 's/^/# /' "$t/pk.log"; echo "# stopped:"; sed 's/^/# /' "$t/stopped.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]
