@@ -8,8 +8,9 @@
 set -u
 daemon=${1:?usage: test-polkit.sh REFSNAPD REFSNAPCTL FAKE-POLKITD POLICY}
 ctl=${2:?} fake=${3:?} policy=${4:?}
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
-	echo "1..0 # SKIP needs root, setpriv and the user nobody"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1 ||
+   ! id daemon >/dev/null 2>&1; then
+	echo "1..0 # SKIP needs root, setpriv and the users nobody and daemon"
 	exit 0
 fi
 # In /run: not under /tmp or /var/tmp, which the daemon refuses.
@@ -31,11 +32,12 @@ un=$(id -u nobody)
 
 mkdir -p "$t/system.d" "$t/src" "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
 cp "$policy" "$t/system.d/"
-# polkit's own bus policy, as polkitd's package has it: root owns the
-# name, everyone may ask it.
+# polkit's own bus policy, as polkitd's package has it: its own user
+# owns the name (here daemon: polkitd is not root, and so is subject to
+# the default context's rules of every other service), everyone may ask it.
 cat > "$t/system.d/test-polkit.conf" <<'CONF'
 <busconfig>
-  <policy user="root"><allow own="org.freedesktop.PolicyKit1"/></policy>
+  <policy user="daemon"><allow own="org.freedesktop.PolicyKit1"/></policy>
   <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
 </busconfig>
 CONF
@@ -111,7 +113,10 @@ mark
 # by its unique bus name (never a PID), with no interaction (refsnapctl
 # has no terminal here).
 : > "$t/rules"
-"$fake" "$t/rules" "$t/pk.log" > "$t/pk.out" 2>&1 &
+: > "$t/pk.log"
+chmod 0644 "$t/rules"
+chmod 0666 "$t/pk.log"
+setpriv --reuid=daemon --regid=daemon --clear-groups "$fake" "$t/rules" "$t/pk.log" > "$t/pk.out" 2>&1 &
 pk_pid=$!
 ok wait_until 10 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.freedesktop.PolicyKit1 '"
 ok test "$(rc as_nobody "$ctl" snapshot bt)" = 5
