@@ -31,6 +31,7 @@ static int prune_through_daemon(const char *job) {
 
         if (sd_bus_open_system(&bus) < 0)
                 return -ENOTCONN;
+        bus_allow_interactive(bus);
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Prune", &e, &reply, "sb", job,
                                (int) arg_dry_run);
         if (r < 0)

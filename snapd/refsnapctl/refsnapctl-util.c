@@ -105,6 +105,15 @@ int job_relative(const Job *job, const char *path, char **ret) {
         return r;
 }
 
+/*
+ * On a terminal, polkit may ask who is there (a password, through the
+ * user's polkit agent) before it lets a call through; without one it only
+ * says yes or no.
+ */
+void bus_allow_interactive(sd_bus *bus) {
+        (void) sd_bus_set_allow_interactive_authorization(bus, isatty(STDIN_FILENO) > 0);
+}
+
 int bus_open(sd_bus **ret) {
         int r;
 
@@ -114,6 +123,7 @@ int bus_open(sd_bus **ret) {
                         strerror(-r));
                 return EXIT_NOT_RUNNING;
         }
+        bus_allow_interactive(*ret);
         return EXIT_OK;
 }
 
@@ -127,8 +137,15 @@ int bus_exit(const sd_bus_error *e, int r) {
                 fprintf(stderr, "refsnapctl: refsnapd is not running\n");
                 return EXIT_NOT_RUNNING;
         }
+        /* Refused by refsnapd (polkit, or root only) or by the bus's policy. */
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED)) {
+                fprintf(stderr, "refsnapctl: permission denied: authentication is required (%s): run it as "
+                        "root, or on a terminal with a polkit agent\n", e->message ? e->message : e->name);
+                return EXIT_DENIED;
+        }
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED) || r == -EACCES || r == -EPERM) {
-                fprintf(stderr, "refsnapctl: permission denied: refsnapd answers root only\n");
+                fprintf(stderr, "refsnapctl: permission denied: %s\n",
+                        e && e->message ? e->message : "refsnapd refused the call");
                 return EXIT_DENIED;
         }
         if (e && e->name)

@@ -44,8 +44,11 @@ int open_job_snapshot(Config **c, const char *job_name, const char *snap, const 
  */
 int job_relative(const Job *job, const char *path, char **ret);
 
-/* The system bus into *ret.  Returns an exit status: EXIT_NOT_RUNNING without one. */
+/* The system bus into *ret, bus_allow_interactive().  Returns an exit status: EXIT_NOT_RUNNING without one. */
 int bus_open(sd_bus **ret);
+
+/* Calls on bus allow polkit's interactive authorization when standard input is a terminal. */
+void bus_allow_interactive(sd_bus *bus);
 
 /* Whether a failed call (error e, or -errno r) means refsnapd is not on the bus. */
 bool bus_error_not_running(const sd_bus_error *e, int r);

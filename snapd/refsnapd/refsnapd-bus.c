@@ -18,6 +18,7 @@
 #include "prune.h"
 #include "refsnapd-bus.h"
 #include "refsnapd-log-control.h"
+#include "refsnapd-polkit.h"
 #include "store.h"
 #include "strv.h"
 
@@ -53,6 +54,8 @@ struct Bus {
         size_t n_published;
         /* A job being dropped: still found, so that InterfacesRemoved can name its interfaces. */
         JobState *dropping;
+        /* The calls waiting for polkit's answer (refsnapd-polkit.h). */
+        PolkitRegistry *polkit;
 };
 
 static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
@@ -81,59 +84,6 @@ static int read_options(sd_bus_message *msg, sd_bus_error *error) {
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
         }
         return sd_bus_message_exit_container(msg);
-}
-
-/*
- * "uid U, pid P, unit UNIT (:1.N)" of a call's sender, for the log only:
- * the pid as the bus says it, the unit read from /proc by that pid (which
- * may be another process's by now), so never for a decision.
- */
-static void format_caller(sd_bus_message *msg, uid_t euid, char *buf, size_t size) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        const char *unit = NULL;
-        pid_t pid = 0;
-
-        if (sd_bus_query_sender_creds(msg, SD_BUS_CREDS_PID | SD_BUS_CREDS_UNIT | SD_BUS_CREDS_AUGMENT,
-                                      &creds) >= 0) {
-                (void) sd_bus_creds_get_pid(creds, &pid);
-                if (sd_bus_creds_get_unit(creds, &unit) < 0)
-                        unit = NULL;
-        }
-        const char *sender = sd_bus_message_get_sender(msg);
-
-        snprintf(buf, size, "uid %u, pid %d, unit %s (%s)", (unsigned) euid, (int) pid, unit ? unit : "-",
-                 sender ? sender : "-");
-}
-
-/*
- * Methods that change what the daemon does answer root alone, whatever
- * the bus policy says: the sender's effective uid as the bus tells it
- * (never read from /proc through a PID, which may have been reused).
- * Either way the call is logged with the caller's uid, pid and unit.
- */
-static int check_root(sd_bus_message *msg, sd_bus_error *error) {
-        const char *member = sd_bus_message_get_member(msg);
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        char caller[256];
-        uid_t euid;
-        int r;
-
-        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
-        if (r < 0)
-                return r;
-        if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                        "The bus did not say who is calling");
-        r = sd_bus_creds_get_euid(creds, &euid);
-        if (r < 0)
-                return r;
-        format_caller(msg, euid, caller, sizeof(caller));
-        if (euid != 0) {
-                log_notice("%s() from %s refused: root only", member, caller);
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may do this");
-        }
-        log_info("%s() called by %s", member, caller);
-        return 0;
 }
 
 static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -208,6 +158,11 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full
         JobState *js;
         int r;
 
+        r = polkit_check_caller(msg, &b->polkit, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
@@ -244,9 +199,11 @@ static int method_cancel(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         JobState *js;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
@@ -280,9 +237,11 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         size_t n;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = read_options(msg, error);
         if (r < 0)
                 return r;
@@ -383,6 +342,11 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         int dry_run, r;
         pid_t pid;
 
+        r = polkit_check_caller(msg, &b->polkit, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "sb", &name, &dry_run);
         if (r < 0)
                 return r;
@@ -530,9 +494,11 @@ static int pin_call(sd_bus_message *msg, Bus *b, bool pin, sd_bus_error *error) 
         JobState *js;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "ss", &job, &arg);
         if (r < 0)
                 return r;
@@ -654,9 +620,11 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         pid_t pid;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "ss", &job, &arg);
         if (r < 0)
                 return r;
@@ -741,9 +709,11 @@ static int method_pause(sd_bus_message *msg, void *userdata, sd_bus_error *error
         JobState *js;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "st", &job, &until);
         if (r < 0)
                 return r;
@@ -771,9 +741,11 @@ static int method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         JobState *js;
         int r;
 
-        r = check_root(msg, error);
+        r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
                 return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
         r = sd_bus_message_read(msg, "s", &job);
         if (r < 0)
                 return r;
@@ -838,6 +810,14 @@ static int property_get_reflink_path(sd_bus *bus, const char *path, const char *
         return sd_bus_message_append(reply, "s", reflink_path_to_string(reflink_path()));
 }
 
+/*
+ * Who may call what: a method flagged 0 answers root alone (sd-bus's own
+ * check, CAP_SYS_ADMIN or the daemon's uid); one flagged
+ * SD_BUS_VTABLE_UNPRIVILEGED changes something and checks its caller
+ * itself with polkit_check_caller() (root, or what polkit allows for its
+ * action: refsnapd-polkit.c).  The bus policy lets everyone call this
+ * interface, and nothing else of ours (org.refsnap1.conf).
+ */
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -852,16 +832,17 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_ARGS("s", job), SD_BUS_RESULT("a(sxxttt)", snapshots),
                                 method_list_snapshots, 0),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
-                                method_snapshot, 0),
+                                method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotFull", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
-                                method_snapshot_full, 0),
+                                method_snapshot_full, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotIfChanged", SD_BUS_ARGS("s", job),
-                                SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed, 0),
+                                SD_BUS_RESULT("b", taken, "s", snapshot), method_snapshot_if_changed,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Prune", SD_BUS_ARGS("s", job, "b", dry_run),
-                                SD_BUS_RESULT("u", removed, "s", report), method_prune, 0),
+                                SD_BUS_RESULT("u", removed, "s", report), method_prune,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetJob", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_RESULT("o", path),
                                 method_get_job, 0),
-        /* Root alone, checked in code (check_root()). */
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", job, "a{sv}", options),
                                 SD_BUS_RESULT("s", result), method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_reload,
@@ -1107,6 +1088,8 @@ static void on_stopping(void *userdata) {
 
         b->manager_dirty = true;        /* State */
         (void) on_emit(b->emit, b);
+        /* The calls waiting for polkit are told now, while the bus is still open. */
+        b->polkit = polkit_registry_free(b->polkit);
 }
 
 static bool published(Bus *b, const char *name, size_t *index) {
@@ -1244,6 +1227,7 @@ Bus *bus_free(Bus *b) {
                 sd_bus_message_unref(b->waiting[i].call);
         }
         free(b->waiting);
+        polkit_registry_free(b->polkit);
         free(b->dirty);
         strv_free(b->published);
         sd_event_source_disable_unref(b->emit);

@@ -5,8 +5,9 @@
 
 /*
  * refsnapd on the system bus: BUS_NAME at BUS_PATH, interface
- * BUS_INTERFACE (shared/bus-names.h).  Methods answer root only (the
- * D-Bus policy says so too).  See refsnapd(8).  The bus listens to the
+ * BUS_INTERFACE (shared/bus-names.h).  Methods that read answer root
+ * only; those that change anything answer root, and whom polkit allows
+ * (refsnapd-polkit.h).  See org.refsnap1(5).  The bus listens to the
  * manager (ManagerListener) and keeps the Snapshot() calls waiting for
  * a worker to end.
  */

@@ -1,0 +1,239 @@
+#!/bin/bash
+# Who may call what, decided in refsnapd's code with polkit: a private
+# bus with the shipped policy (everyone may send to the manager), the
+# daemon under ASan on it, and fake-polkitd answering CheckAuthorization
+# from a rules file (polkit's decision is polkit's: what is tested here is
+# the question refsnapd asks and what it does with the answer).  Run as
+# root (the callers become nobody with setpriv); skipped otherwise.
+set -u
+daemon=${1:?usage: test-polkit.sh REFSNAPD REFSNAPCTL FAKE-POLKITD POLICY}
+ctl=${2:?} fake=${3:?} policy=${4:?}
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1 ||
+   ! id daemon >/dev/null 2>&1; then
+	echo "1..0 # SKIP needs root, setpriv and the users nobody and daemon"
+	exit 0
+fi
+# In /run: not under /tmp or /var/tmp, which the daemon refuses.
+t=$(mktemp -d /run/refsnap-test-polkit.XXXXXX)
+bus_pid= d_pid= pk_pid=
+cleanup() {
+	for p in $d_pid $pk_pid $bus_pid; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
+# wait_until SECONDS CMD...: CMD polled every 0.1 s; the bound is a hang's.
+wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+un=$(id -u nobody)
+
+mkdir -p "$t/system.d" "$t/src" "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
+cp "$policy" "$t/system.d/"
+# polkit's own bus policy, as polkitd's package has it: its own user
+# owns the name (here daemon: polkitd is not root, and so is subject to
+# the default context's rules of every other service), everyone may ask it.
+cat > "$t/system.d/test-polkit.conf" <<'CONF'
+<busconfig>
+  <policy user="daemon"><allow own="org.freedesktop.PolicyKit1"/></policy>
+  <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
+</busconfig>
+CONF
+cat > "$t/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$t/bus.sock</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+  </policy>
+  <includedir>$t/system.d</includedir>
+</busconfig>
+CONF
+dbus-daemon --config-file="$t/bus.conf" --nofork --nosyslog > "$t/bus.log" 2>&1 &
+bus_pid=$!
+wait_until 5 test -S "$t/bus.sock"
+chmod 0666 "$t/bus.sock"
+chmod 0755 "$t"
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
+bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
+M=(org.refsnap1 /org/refsnap1 org.refsnap1.Manager)
+printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
+# pr: a prune with one snapshot to remove (keep_hourly = 1 keeps 2020-01-02).
+printf '[pr]\nsource = %s\nstore = %s\ninterval = 1h\nkeep_hourly = 1\n' "$t/src2" "$t/store2" >> "$t/main.conf"
+"$daemon" -c "$t/main.conf" --conf-dir "$t/conf.d" > "$t/daemon.log" 2>&1 &
+d_pid=$!
+# The first snapshot of a new job starts at once; here it fails (the host has no reflinks).
+wait_until 30 sh -c "'$ctl' status 2>/dev/null | grep -q '^bt .*failed$'"
+# logged PATTERN: the daemon's log has a line matching PATTERN since the
+# last mark (each call is logged as it is decided).
+mark=0
+mark() { mark=$(wc -l < "$t/daemon.log"); }
+logged() { tail -n +$((mark + 1)) "$t/daemon.log" | grep -q -- "$1"; }
+# asked PATTERN: fake-polkitd was asked a question matching PATTERN.
+asked() { grep -q -- "$1" "$t/pk.log" 2>/dev/null; }
+caller="uid $un, pid [1-9][0-9]*, unit [^ ]* (:1\.[0-9]*)"
+
+# No polkit on the bus: refused, as with a "no" (the error name is the standard AccessDenied).
+ok test "$(rc as_nobody "$ctl" snapshot bt)" = 5
+ok grep -q 'refsnapctl: permission denied' "$t/calls.log"
+ok logged "Snapshot() from $caller refused: org.refsnap1.snapshot: polkit did not answer"
+out=$(as_nobody "${bc[@]}" call "${M[@]}" Reload a{sv} 0 2>&1)
+ok grep -q 'Access denied' <<<"$out"
+# Root is allowed without polkit: the snapshot reaches the worker (and fails on this host).
+ok test "$(rc "$ctl" snapshot bt)" = 1
+ok grep -q 'Snapshot of bt failed' "$t/calls.log"
+ok logged "Snapshot() called by uid 0, pid [1-9][0-9]*, unit "
+ok "${bc[@]}" call "${M[@]}" Reload a{sv} 0
+# What only root could read stays root's: the reading methods (sd-bus's
+# check), the properties and the object tree (the bus policy).
+ok test "$(rc as_nobody "$ctl" status)" = 5
+ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" ListSnapshots s bt)" = 1
+ok test "$(rc as_nobody "${bc[@]}" get-property "${M[@]}" Jobs)" = 1
+ok test "$(rc as_nobody "${bc[@]}" get-property org.refsnap1 /org/refsnap1/job/bt org.refsnap1.Job Source)" = 1
+ok test "$(rc as_nobody "${bc[@]}" call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects)" = 1
+
+mark
+# polkit on the bus, saying no: refused; the question names the caller
+# by its unique bus name (never a PID), with no interaction (refsnapctl
+# has no terminal here).
+: > "$t/rules"
+: > "$t/pk.log"
+chmod 0644 "$t/rules"
+chmod 0666 "$t/pk.log"
+setpriv --reuid=daemon --regid=daemon --clear-groups "$fake" "$t/rules" "$t/pk.log" > "$t/pk.out" 2>&1 &
+pk_pid=$!
+ok wait_until 10 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.freedesktop.PolicyKit1 '"
+ok test "$(rc as_nobody "$ctl" snapshot bt)" = 5
+ok asked "^kind=system-bus-name name=:1\.[0-9]* action=org.refsnap1.snapshot flags=0 uid=$un\$"
+ok logged "Snapshot() from $caller refused: org.refsnap1.snapshot: not authorized"
+ok test "$(rc as_nobody "$ctl" snapshot bt --full)" = 5
+ok test "$(rc as_nobody "$ctl" snapshot bt --if-changed)" = 5
+ok test "$(grep -c "action=org.refsnap1.snapshot .*uid=$un\$" "$t/pk.log")" = 3
+# busctl allows interactive authorization by default: the flag is passed on.
+ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" Snapshot s bt)" = 1
+ok asked "action=org.refsnap1.snapshot flags=1 uid=$un\$"
+ok test "$(rc as_nobody "${bc[@]}" --allow-interactive-authorization=no call "${M[@]}" Snapshot s bt)" = 1
+ok test "$(grep -c "action=org.refsnap1.snapshot flags=0 uid=$un\$" "$t/pk.log")" = 4
+# refsnapctl on a terminal asks for interaction too.
+if command -v script >/dev/null; then
+	script -qec "setpriv --reuid=nobody --regid=nogroup --clear-groups '$ctl' snapshot bt" /dev/null \
+		>> "$t/calls.log" 2>&1 < /dev/null
+	ok test "$(grep -c "action=org.refsnap1.snapshot flags=1 uid=$un\$" "$t/pk.log")" = 2
+fi
+# Each mutating member asks for its action: prune, cancel and reload manage.
+ok test "$(rc as_nobody "$ctl" prune pr --dry-run)" = 5
+ok asked "action=org.refsnap1.manage flags=0 uid=$un\$"
+ok logged "Prune() from $caller refused: org.refsnap1.manage: not authorized"
+ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" Cancel sa{sv} bt 0)" = 1
+ok logged "Cancel() from $caller refused: org.refsnap1.manage: not authorized"
+ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" Reload a{sv} 0)" = 1
+ok logged "Reload() from $caller refused: org.refsnap1.manage: not authorized"
+ok test "$(grep -c "action=org.refsnap1.manage " "$t/pk.log")" = 3
+# Root never asks polkit.
+ok test "$(rc "$ctl" snapshot bt)" = 1
+ok test "$(rc "$ctl" prune pr --dry-run)" = 0
+ok sh -c "! grep -q 'uid=0\$' '$t/pk.log'"
+
+# polkit says yes to nobody's snapshot: it is taken (it reaches the
+# worker, and fails on this host as root's does); manage is still refused.
+echo "org.refsnap1.snapshot $un yes" > "$t/rules"
+: > "$t/calls.log"
+mark
+ok test "$(rc as_nobody "$ctl" snapshot bt)" = 1
+ok grep -q 'Snapshot of bt failed' "$t/calls.log"
+ok logged "Snapshot() called by $caller: org.refsnap1.snapshot authorized by polkit"
+ok test "$(rc as_nobody "$ctl" snapshot bt --full)" = 1
+ok logged "SnapshotFull() called by $caller: org.refsnap1.snapshot authorized by polkit"
+ok test "$(rc as_nobody "$ctl" snapshot nope)" = 4
+ok test "$(rc as_nobody "$ctl" prune pr)" = 5
+ok test -d "$t/store2/2020-01-01T00:00:00Z"
+# ... until polkit says yes to manage as well: the prune removes the old one.
+echo "org.refsnap1.manage $un yes" >> "$t/rules"
+ok test "$(rc as_nobody "$ctl" prune pr)" = 0
+ok test ! -e "$t/store2/2020-01-01T00:00:00Z" -a -d "$t/store2/2020-01-02T00:00:00Z"
+ok logged "Prune() called by $caller: org.refsnap1.manage authorized by polkit"
+ok as_nobody "${bc[@]}" call "${M[@]}" Reload a{sv} 0
+# Reading is not opened by it.
+ok test "$(rc as_nobody "$ctl" status)" = 5
+
+# "Could be, with authentication": InteractiveAuthorizationRequired, exit 5, saying so.
+echo "org.refsnap1.snapshot $un challenge" > "$t/rules"
+: > "$t/calls.log"
+ok test "$(rc as_nobody "$ctl" snapshot bt)" = 5
+ok grep -q 'authentication is required' "$t/calls.log"
+if command -v gdbus >/dev/null; then
+	out=$(as_nobody gdbus call --address "$DBUS_SYSTEM_BUS_ADDRESS" -d org.refsnap1 -o /org/refsnap1 \
+		-m org.refsnap1.Manager.Snapshot bt 2>&1)
+	ok grep -q 'org.freedesktop.DBus.Error.InteractiveAuthorizationRequired' <<<"$out"
+fi
+# polkit answering with an error: refused.
+mark
+echo "org.refsnap1.snapshot $un error" > "$t/rules"
+ok test "$(rc as_nobody "$ctl" snapshot bt)" = 5
+ok logged "Snapshot() from $caller refused: org.refsnap1.snapshot: polkit did not answer"
+
+# The call waits for polkit's answer without holding the daemon: while
+# polkit holds the question, root's calls are answered; when it says
+# yes, the waiting call is carried out and answered.
+echo "org.refsnap1.snapshot $un hold" > "$t/rules"
+: > "$t/pk.log"
+mark
+as_nobody "$ctl" snapshot bt > "$t/held.out" 2>&1 &
+held=$!
+ok wait_until 10 asked "action=org.refsnap1.snapshot flags=0 uid=$un\$"
+start=$(date +%s%N)
+ok test "$(rc "$ctl" status)" = 0
+echo "# time: root's status answered in $(( ($(date +%s%N) - start) / 1000000 )) ms while a call waited for polkit"
+ok kill -0 "$held"
+ok sh -c "! tail -n +$((mark + 1)) '$t/daemon.log' | grep -q 'Snapshot() called by uid $un'"
+echo "org.refsnap1.snapshot $un yes" > "$t/rules"
+wait "$held"
+ok test $? = 1
+ok grep -q 'Snapshot of bt failed' "$t/held.out"
+# A caller that goes away while polkit holds its question: nothing breaks.
+echo "org.refsnap1.snapshot $un hold" > "$t/rules"
+: > "$t/pk.log"
+mark
+as_nobody "${bc[@]}" --timeout=60 call "${M[@]}" Snapshot s bt > /dev/null 2>&1 &
+gone=$!
+ok wait_until 10 asked "action=org.refsnap1.snapshot"
+kill "$gone"
+wait "$gone" 2>/dev/null
+echo "org.refsnap1.snapshot $un no" > "$t/rules"
+ok wait_until 30 logged "Snapshot() from $caller refused: org.refsnap1.snapshot: not authorized"
+ok test "$(rc "$ctl" status)" = 0
+# The daemon stopped while a call waits for polkit: the caller is told,
+# and the daemon exits cleanly (ASan would say what it left).
+echo "org.refsnap1.snapshot $un hold" > "$t/rules"
+: > "$t/pk.log"
+as_nobody "$ctl" snapshot bt > "$t/stopped.out" 2>&1 &
+held=$!
+ok wait_until 10 asked "action=org.refsnap1.snapshot"
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+wait "$held"
+ok test $? != 0
+ok grep -q 'refsnapd is stopping' "$t/stopped.out"
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# calls:"; sed 's/^/# /' "$t/calls.log"
+	echo "# polkit:"; sed 's/^/# /' "$t/pk.log"; echo "# stopped:"; sed 's/^/# /' "$t/stopped.out"; }
+echo "1..$n"
+[ "$failed" = 0 ]
