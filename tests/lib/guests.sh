@@ -22,17 +22,21 @@
 # second CPU, which a guest of one CPU never gives them).  Each suite's
 # limit in a guest is its tests/vm/timeouts limit times the number of
 # guests: the limits are for a machine a guest has to itself.
+# REFSNAP_VM_LIGHT_KERNEL (tests/run: the kernel without lockdep): what a
+# guest none of whose suites is marked "lockdep" in tests/vm/timeouts
+# boots, with "refsnap.kernel=kasan" on its command line (split_suites
+# puts the marked ones in the first guest).
 # REFSNAP_VM_TIMEOUT: each boot's limit (default: its suites' limits and
 # ten minutes).  REFSNAP_VM_TIMES (default build/vm-suite-times.txt)
 # keeps each suite's time in its last run that ended it, for the next
 # split (suite_weight).
 vm_guests() {
 	local in=$1 res=$2 name=$3 sel=$4 ncpu guests smp gsmp c g gs gin gres gname limit s
-	local label vmrc secs f
+	local label vmrc secs f pct
 	shift 4
 	local table=$verdicts_top/tests/vm/timeouts
 	export REFSNAP_VM_TIMES=${REFSNAP_VM_TIMES:-${REFSNAP_BUILD:-$verdicts_top/build}/vm-suite-times.txt}
-	local -a lists pids=()
+	local -a lists pids=() light=() kargs
 	ncpu=$(nproc)
 	guests=${REFSNAP_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
 	# Benchmarks: one guest with the whole machine.
@@ -68,10 +72,14 @@ vm_guests() {
 		printf '%s\n' $gs > "$gin/suites"
 		limit=600
 		for s in $gs; do limit=$((limit + guests * $(suite_timeout "$table" "$s"))); done
+		light[g]=$(guest_light "$table" "$gs" "$@")
+		kargs=()
+		[ -n "${light[g]}" ] && kargs=(--kernel "${light[g]}" --append refsnap.kernel=kasan)
+		[ "$guests" = 1 ] || echo "guest $g kernel: ${light[g]:-the debug kernel (lockdep)}" >&2
 		(
 			t=$(date +%s)
 			"$verdicts_top/images/run-vm" --name "$gname" --input "$gin" --results "$gres" \
-				--smp "$gsmp" --timeout "${REFSNAP_VM_TIMEOUT:-$limit}" "$@"
+				--smp "$gsmp" --timeout "${REFSNAP_VM_TIMEOUT:-$limit}" "$@" "${kargs[@]}"
 			echo "$? $(( $(date +%s) - t ))" > "$gres.rc"
 		) > "$gres.run-vm.log" 2>&1 &
 		pids+=($!)
@@ -90,10 +98,13 @@ vm_guests() {
 		suite_times --guest "$label" "$gres" >> "$res/suite-times.txt"
 		# Their times, for the next split: a second guest's smoke is
 		# the same suite again, and a timeout says only "at least".
+		# In the debug kernel's seconds (split_suites' unit).
+		pct=100
+		[ -n "${light[g]}" ] && pct=$(lockdep_factor "$table")
 		while read -r _ _ s rc ms; do
 			[ "$s" = "${s#*/}" ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] || continue
 			mkdir -p "${REFSNAP_VM_TIMES%/*}"
-			{ grep -v "^$s " "$REFSNAP_VM_TIMES" 2>/dev/null; echo "$s $(( (${ms%ms} + 500) / 1000 ))"; } \
+			{ grep -v "^$s " "$REFSNAP_VM_TIMES" 2>/dev/null; echo "$s $(( (${ms%ms} * pct / 100 + 500) / 1000 ))"; } \
 				> "$REFSNAP_VM_TIMES.new" && mv "$REFSNAP_VM_TIMES.new" "$REFSNAP_VM_TIMES"
 		done < <(suite_times --guest "$label" "$gres")
 		if [ "$guests" != 1 ]; then
@@ -109,4 +120,17 @@ vm_guests() {
 			done
 		fi
 	done
+}
+
+# guest_light TABLE "SUITES" [RUN-VM OPTIONS...]: the kernel a guest of
+# these suites boots instead of the debug one: REFSNAP_VM_LIGHT_KERNEL
+# (KASAN without lockdep) when none of them is marked "lockdep" and the
+# options name no kernel of their own; else nothing.
+guest_light() {
+	local table=$1 gs=$2 s
+	shift 2
+	[ -n "${REFSNAP_VM_LIGHT_KERNEL:-}" ] || return 0
+	for s in "$@"; do [ "$s" = --kernel ] && return 0; done
+	for s in $gs; do suite_lockdep "$table" "$s" && return 0; done
+	echo "$REFSNAP_VM_LIGHT_KERNEL"
 }

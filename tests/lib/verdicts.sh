@@ -184,10 +184,16 @@ suite_weight() {
 # split_suites GUESTS TABLE SUITE...: the suites of each guest, one line a
 # guest.  Each suite runs in exactly one guest, but smoke, which judges
 # each boot, runs first in every guest; the others go, the longest first
-# by their measured time (suite_weight), to the guest with the least time
-# so far (a greedy balance).  No more guests than suites besides smoke.
+# by their measured time (suite_weight), to the guest that would end
+# them soonest (a greedy balance).  No more guests than suites besides
+# smoke.  With REFSNAP_VM_LIGHT_KERNEL set (tests/run: the kernel without
+# lockdep), the suites marked "lockdep" in TABLE all go to the first
+# guest, which boots the debug kernel (vm_guests), and a suite costs the
+# other guests its weight divided by TABLE's "lockdep" factor (the
+# percent of its time a suite takes on the debug kernel; weights are in
+# the debug kernel's seconds).
 split_suites() {
-	local n=$1 table=$2 s i best smoke=0 sorted
+	local n=$1 table=$2 s i best w c cbest smoke=0 sorted pct=100 locked=0
 	shift 2
 	local -a load=() list=()
 	sorted=$(for s in "$@"; do
@@ -200,11 +206,25 @@ split_suites() {
 	[ "$n" -gt "$others" ] && n=$others
 	[ "$n" -ge 1 ] || n=1
 	for ((i = 0; i < n; i++)); do load[i]=0; list[i]=; done
+	if [ -n "${REFSNAP_VM_LIGHT_KERNEL:-}" ]; then
+		for s in "$@"; do suite_lockdep "$table" "$s" && locked=1; done
+		[ "$locked" = 1 ] && pct=$(lockdep_factor "$table")
+	fi
+	# The marked suites first, all in the first guest.
+	while read -r w s; do
+		[ -n "$s" ] && [ "$locked" = 1 ] && suite_lockdep "$table" "$s" || continue
+		load[0]=$((load[0] + w))
+		list[0]+="$s "
+	done <<<"$sorted"
 	while read -r w s; do
 		[ -n "$s" ] || continue
-		best=0
-		for ((i = 1; i < n; i++)); do [ "${load[i]}" -lt "${load[best]}" ] && best=$i; done
-		load[best]=$((load[best] + w))
+		[ "$locked" = 1 ] && suite_lockdep "$table" "$s" && continue
+		best=0 cbest=$((load[0] + w))
+		for ((i = 1; i < n; i++)); do
+			c=$((load[i] + (locked ? w * 100 / pct : w)))
+			[ "$c" -lt "$cbest" ] && best=$i cbest=$c
+		done
+		load[best]=$cbest
 		list[best]+="$s "
 	done <<<"$sorted"
 	for ((i = 0; i < n; i++)); do
@@ -213,11 +233,31 @@ split_suites() {
 	done
 }
 
+# suite_lockdep TABLE SUITE: true when marked "lockdep" (5th column of
+# tests/vm/timeouts): it runs on the debug kernel with lockdep.
+suite_lockdep() {
+	local name _t _w _c mark
+	while read -r name _t _w _c mark _; do
+		[ "$name" = "$2" ] && { [ "$mark" = lockdep ]; return; }
+	done < "$1"
+	return 1
+}
+
+# lockdep_factor TABLE: the "lockdep PERCENT" line of tests/vm/timeouts
+# (100 when none).
+lockdep_factor() {
+	local name t
+	while read -r name t _; do
+		[ "$name" = lockdep ] && [[ $t == [1-9]* ]] && { echo "$t"; return; }
+	done < "$1"
+	echo 100
+}
+
 # suite_cpus TABLE SUITE: the CPUs its guest needs (the 4th column of
 # tests/vm/timeouts; 1 when none is given).
 suite_cpus() {
 	local name _t _w c
-	while read -r name _t _w c; do
+	while read -r name _t _w c _; do
 		case "$name" in ''|'#'*) continue ;; "$2") echo "${c:-1}"; return ;; esac
 	done < "$1"
 	echo 1

@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 in=$tmp/in out=$tmp/out
 mkdir -p "$in/suites.d" "$in/bin" "$out"
 cp "$here/vm/main" "$here/vm/lib.sh" "$in/"
-printf 'default 60\nslow 2\n' > "$in/timeouts"
+printf 'default 60\nslow 2\nneedlock 60 1 1 lockdep\n' > "$in/timeouts"
 suite() {	# NAME BODY
 	printf '#!/bin/bash\n. "$REFSNAP_TEST_IN/lib.sh"\n%s\n' "$2" > "$in/suites.d/$1"
 	chmod +x "$in/suites.d/$1"
@@ -38,9 +38,12 @@ pass after-the-hang
 suite_end'
 suite after 'check runs-after-the-hang true
 suite_end'
+suite needlock 'pass ran-without-lockdep
+suite_end'
 
 (cd "$in" && REFSNAP_TEST_CONSOLE=$tmp/console REFSNAP_TEST_STREAM=$tmp/stream \
-	REFSNAP_TEST_KMSG=$tmp/kmsg REFSNAP_TEST_CONF=$tmp/conf.d ./main "$out") > "$tmp/main.log" 2>&1
+	REFSNAP_TEST_KMSG=$tmp/kmsg REFSNAP_TEST_CONF=$tmp/conf.d \
+	REFSNAP_TEST_LOCKDEP=$tmp/no-lockdep ./main "$out") > "$tmp/main.log" 2>&1
 rc=$?
 sed 's/^/#   /' "$out/results.txt"
 r() { grep -q -- "$1" "$out/results.txt"; }
@@ -55,6 +58,8 @@ r '^FAIL noplan/t/plan'; ok $? "a TAP program with no plan fails"
 r '^PASS slow/before-the-hang' && r '^FAIL slow/timeout' && ! r 'slow/after-the-hang'
 ok $? "a suite that outlives its limit fails, naming the timeout"
 r '^PASS after/runs-after-the-hang'; ok $? "the suites after a timeout still run"
+r '^FAIL needlock/needs-lockdep' && ! r 'needlock/ran-without-lockdep'
+ok $? "a suite marked lockdep fails unrun on a kernel without lockdep"
 # The stream: every verdict, in order, framed by the suites.
 grep -v '^suite-\|^status ' "$tmp/stream" | cmp -s - "$out/results.txt"
 ok $? "the stream carries every verdict"

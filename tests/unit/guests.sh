@@ -39,6 +39,25 @@ ok $? "split: no more guests than suites besides smoke"
 [ "$(split_suites 1 "$table" smoke crash watch)" = "smoke watch crash" ]
 ok $? "split: one guest runs them all"
 
+# With the kernel without lockdep: the suites marked lockdep all in the
+# first guest (the debug kernel's), the others balanced with their cost
+# on the lighter kernel (the table's "lockdep" factor).
+REFSNAP_VM_LIGHT_KERNEL=x split_suites 2 "$table" $all > "$tmp/lsplit"; show "$tmp/lsplit"
+pct=$(lockdep_factor "$table")
+l1=$(load "$(sed -n 1p "$tmp/lsplit")") l2=$(( $(load "$(sed -n 2p "$tmp/lsplit")") * 100 / pct ))
+echo "# loads $l1 s (debug kernel) and $l2 s (without lockdep, factor $pct %)"
+d=$((l1 > l2 ? l1 - l2 : l2 - l1))
+sed -n 1p "$tmp/lsplit" | grep -qw reflinkat && sed -n 1p "$tmp/lsplit" | grep -qw crash &&
+	! sed -n 2p "$tmp/lsplit" | grep -qw 'reflinkat\|crash' && [ "$pct" -gt 100 ] && [ "$d" -le 100 ] &&
+	[ "$(tr ' ' '\n' < "$tmp/lsplit" | grep -v '^smoke$' | sort)" = "$(grep -v '^smoke$' <<<"$all" | sort)" ]
+ok $? "split: lockdep's suites in the first guest, the rest balanced at the lighter kernel's cost ($l1, $l2)"
+[ "$(REFSNAP_VM_LIGHT_KERNEL=x split_suites 2 "$table" smoke watch refsnapd refsnapctl)" = \
+	"$(split_suites 2 "$table" smoke watch refsnapd refsnapctl)" ] &&
+	[ "$(REFSNAP_VM_LIGHT_KERNEL=x split_suites 1 "$table" smoke watch crash)" = "smoke crash watch" ]
+ok $? "split: without a suite marked lockdep, as before; one guest runs them all"
+suite_lockdep "$table" reflinkat && ! suite_lockdep "$table" watch && ! suite_lockdep "$table" nosuch
+ok $? "suite_lockdep: the table's fifth column"
+
 # The last run's times on this machine come before the table's.
 printf 'trust-restore 900\nwatch 1\n' > "$tmp/times"
 [ "$(REFSNAP_VM_TIMES=$tmp/times split_suites 2 "$table" smoke watch crash trust-restore)" = "smoke trust-restore
@@ -58,11 +77,14 @@ for a in "$@"; do
 	case "$a" in *id=input,*) input=${a#*file=}; input=${input%%,*} ;; esac
 	case "$a" in *id=results,*) results=${a#*file=}; results=${results%%,*} ;; esac
 	[ "$prev" = -smp ] && smp=$a
+	[ "$prev" = -kernel ] && kernel=$a
+	[ "$prev" = -append ] && append=$a
 	prev=$a
 done
 d=$(mktemp -d)
 tar -C "$d" -xf "$input" ./suites
 echo "smp $smp suites $(echo $(cat "$d/suites"))" >> "$QEMU_NOTES"
+echo "kernel $kernel append $append suites $(echo $(cat "$d/suites"))" >> "$QEMU_NOTES.kernels"
 mkdir -p "$d/out"
 echo "[    0.000000] Linux version (stand-in)" > "$console"
 : > "$stream"
@@ -140,6 +162,26 @@ REFSNAP_VM_GUESTS=1 boot "smoke reflinkat watch"
 once '^PASS vm/smoke/ok$' && once '^PASS vm/watch/ok$' && ! grep -q 'guest2\|^FAIL' "$tmp/out" &&
 	[ "$(wc -l < "$tmp/notes")" = 1 ] && grep -q "^smp $(nproc) " "$tmp/notes" && [ -f "$tmp/res/watch.log" ]
 ok $? "one guest (REFSNAP_VM_GUESTS=1): every suite, all the CPUs, results where they always were"
+# The kernel without lockdep for the guest with no suite marked lockdep,
+# told so on its command line, its times counted in the debug kernel's.
+mkdir -p "$tmp/build/kernel" && : > "$tmp/build/kernel/bzImage" && : > "$tmp/bzImage-kasan"
+rm -f "$tmp/notes.kernels" "$tmp/build/vm-suite-times.txt"
+PATH=$tmp/bin:$PATH REFSNAP_BUILD=$tmp/build QEMU_NOTES=$tmp/notes REFSNAP_VM_GUESTS=2 \
+	REFSNAP_VM_LIGHT_KERNEL=$tmp/bzImage-kasan vm_guests "$tmp/in" "$tmp/res" unit \
+	"smoke reflinkat watch refsnapctl" --image "$tmp/root.img" > "$tmp/out" 2> "$tmp/err"
+show "$tmp/notes.kernels"
+grep -q "^kernel $tmp/build/kernel/bzImage append .*suites smoke reflinkat\$" "$tmp/notes.kernels" &&
+	grep -q "^kernel $tmp/bzImage-kasan append .*refsnap.kernel=kasan.* suites smoke .*watch" "$tmp/notes.kernels" &&
+	! grep "bzImage-kasan" "$tmp/notes.kernels" | grep -qw reflinkat && ! grep -q '^FAIL' "$tmp/out" &&
+	grep -q '^watch 2$' "$tmp/build/vm-suite-times.txt" && grep -q '^reflinkat 1$' "$tmp/build/vm-suite-times.txt"
+ok $? "two guests: the debug kernel for lockdep's suites, the lighter one for the rest, its times scaled"
+rm -f "$tmp/notes.kernels"
+PATH=$tmp/bin:$PATH REFSNAP_BUILD=$tmp/build QEMU_NOTES=$tmp/notes REFSNAP_VM_GUESTS=2 \
+	REFSNAP_VM_LIGHT_KERNEL=$tmp/bzImage-kasan vm_guests "$tmp/in" "$tmp/res" unit \
+	"smoke watch" --kernel "$tmp/bzImage" --image "$tmp/root.img" > "$tmp/out" 2> "$tmp/err"
+grep -q "^kernel $tmp/bzImage append " "$tmp/notes.kernels" && ! grep -q kasan "$tmp/notes.kernels"
+ok $? "a kernel named by the caller (the benchmarks', Debian's) is the one booted"
+
 REFSNAP_VM_GUESTS=2 boot "bench smoke"
 [ "$(wc -l < "$tmp/notes")" = 1 ]; ok $? "benchmarks run in one guest"
 
