@@ -96,8 +96,22 @@ disk() {
 	return 1
 }
 
+# fixture_time WHAT START: how long a fixture took to make, in the
+# suite's log ("time: fixture ..."), so the log shows what sharing the
+# fixtures between suites would save.
+fixture_time() {
+	echo "time: fixture $1: $(( (${EPOCHREALTIME//[.,]/} - $2) / 1000 )) ms" >&2
+}
+
 # mkfs_mount TYPE SERIAL DIR: a fresh TYPE filesystem on the scratch disk.
 mkfs_mount() {
+	local t=${EPOCHREALTIME//[.,]/} rc
+	mkfs_mount_ "$@"
+	rc=$?
+	fixture_time "mkfs_mount $1" "$t"
+	return $rc
+}
+mkfs_mount_() {
 	local dev
 	dev=$(disk "$2") || { echo "no disk $2" >&2; return 1; }
 	umount "$3" 2>/dev/null
@@ -130,7 +144,14 @@ dm_table() {
 deep_name=d123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
 
 # make_tree DIR: every kind of entry a snapshot must keep.
-make_tree() (
+make_tree() {
+	local t=${EPOCHREALTIME//[.,]/} rc
+	make_tree_ "$@"
+	rc=$?
+	fixture_time make_tree "$t"
+	return $rc
+}
+make_tree_() (
 	set -e
 	cd "$1"
 	umask 022
@@ -315,11 +336,11 @@ job_done() { refsnapctl status 2>/dev/null | grep -q "^$1  *20[^ ]*Z  *20[^ ]*Z 
 # (0 taken, 7 unchanged and skipped), its answer and time printed; the
 # answer kept in $REFSNAP_TEST_OUT/if-changed.out.
 if_changed() {
-	local out r t=${EPOCHREALTIME/./}
+	local out r t=${EPOCHREALTIME//[.,]/}
 	out=$(refsnapctl snapshot "$1" --if-changed 2>&1)
 	r=$?
 	printf '%s\n' "$out" > "$REFSNAP_TEST_OUT/if-changed.out"
-	echo "time: refsnapctl snapshot $1 --if-changed: $(( (${EPOCHREALTIME/./} - t) / 1000 )) ms, exit $r: $out" >&2
+	echo "time: refsnapctl snapshot $1 --if-changed: $(( (${EPOCHREALTIME//[.,]/} - t) / 1000 )) ms, exit $r: $out" >&2
 	echo "$r"
 }
 # section NAME: a part of the suite begins; says how long the one before
