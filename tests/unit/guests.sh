@@ -36,7 +36,7 @@ d=$((l1 > l2 ? l1 - l2 : l2 - l1))
 ok $? "split: the guests' measured times within 100 s of each other ($l1, $l2)"
 [ "$(split_suites 2 "$table" smoke)" = smoke ] && [ "$(split_suites 2 "$table" smoke crash | wc -l)" = 1 ]
 ok $? "split: no more guests than suites besides smoke"
-[ "$(split_suites 1 "$table" smoke crash watch)" = "smoke watch crash" ]
+[ "$(split_suites 1 "$table" smoke crash watch)" = "smoke crash watch" ]
 ok $? "split: one guest runs them all"
 
 # With the kernel without lockdep: the suites marked lockdep all in the
