@@ -121,9 +121,11 @@ mkfs_mount_() {
 		umount "$t" || echo "mkfs_mount: $dev is still mounted on $t" >&2
 	done
 	case "$1" in
-	btrfs) mkfs.btrfs -q -f "$dev" ;;
-	xfs) mkfs.xfs -q -f "$dev" ;;
-	ext4) mkfs.ext4 -q -F "$dev" ;;
+	# No discard of the whole disk first (-K, nodiscard): a scratch
+	# disk's old blocks are never read, and the discard cost seconds.
+	btrfs) mkfs.btrfs -q -K -f "$dev" ;;
+	xfs) mkfs.xfs -q -K -f "$dev" ;;
+	ext4) mkfs.ext4 -q -F -E nodiscard "$dev" ;;
 	esac || return 1
 	mkdir -p "$3" && mount -t "$1" "$dev" "$3"
 }
@@ -143,15 +145,26 @@ dm_table() {
 # of entry, the check of its part beyond PATH_MAX, and job drop-ins.
 deep_name=d123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
 
-# make_tree DIR: every kind of entry a snapshot must keep.
+# make_tree DIR: every kind of entry a snapshot must keep.  Made once a
+# boot (make_tree_template, in fixture_dir on the root filesystem) and
+# copied with cp -a, which keeps owners, modes, set-id bits, ACLs,
+# xattrs (trusted.* too, as root), hard links, holes, device nodes and
+# times; the part beyond PATH_MAX, which cp cannot copy, is made in each
+# copy (make_deep, one mkdir -p).  A copy instead of a new tree saves
+# most of its processes (seconds each under KASAN).
+fixture_dir=/var/tmp/refsnap-fixtures
 make_tree() {
-	local t=${EPOCHREALTIME//[.,]/} rc
-	make_tree_ "$@"
-	rc=$?
+	local t=${EPOCHREALTIME//[.,]/} tpl=$fixture_dir/tree
+	if [ ! -e "$tpl.done" ]; then
+		rm -rf "$tpl" && mkdir -p "$tpl" && make_tree_template "$tpl" || return 1
+		: > "$tpl.done"
+		fixture_time "make_tree template" "$t"
+		t=${EPOCHREALTIME//[.,]/}
+	fi
+	cp -a "$tpl"/* "$1/" && make_deep "$1" || return 1
 	fixture_time make_tree "$t"
-	return $rc
 }
-make_tree_() (
+make_tree_template() (
 	set -e
 	cd "$1"
 	umask 022
@@ -185,9 +198,17 @@ make_tree_() (
 	printf 'tmp' > junk.tmp
 	touch -h -d '2001-02-03 04:05:06' link
 	touch -d '2002-03-04 05:06:07' plain sub
-	# A path longer than PATH_MAX, built one directory at a time.
-	mkdir deep && cd deep
-	for i in $(seq 45); do mkdir "$deep_name" && cd "$deep_name"; done
+)
+# make_deep DIR: DIR/deep, a path longer than PATH_MAX (45 directories of
+# 100 bytes) with DIR/deep/.../bottom at its end.
+make_deep() (
+	set -e
+	local p=deep i
+	for ((i = 0; i < 45; i++)); do p+=/$deep_name; done
+	umask 022
+	mkdir -p "$1/$p"
+	cd "$1/deep"
+	for ((i = 0; i < 45; i++)); do cd "$deep_name"; done
 	printf 'bottom\n' > bottom
 )
 
