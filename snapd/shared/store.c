@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "btrfs-util.h"
 #include "chase.h"
 #include "dirent-util.h"
 #include "fd-util.h"
@@ -735,58 +736,42 @@ static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
         return 0;
 }
 
+typedef struct QgroupParents {
+        uint64_t q, *parents;
+        size_t max, *n;
+} QgroupParents;
+
+static int on_qgroup_relation(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
+        QgroupParents *p = userdata;
+
+        if (h->objectid != p->q || h->type != BTRFS_QGROUP_RELATION_KEY || h->offset <= p->q)
+                return 0;
+        for (size_t j = 0; j < *p->n; j++)
+                if (p->parents[j] == h->offset)
+                        return 0;
+        if (*p->n >= p->max)
+                return -E2BIG;
+        p->parents[(*p->n)++] = h->offset;
+        return 0;
+}
+
 /*
  * Add the qgroups q belongs to, from the quota tree's relation items (q,
  * RELATION, parent): a parent's level is higher, so its number larger.
  * Each once; -E2BIG past max rather than leave one out.
  */
 static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, size_t *n) {
-        struct btrfs_ioctl_search_args args = {
-                .key = {
-                        .tree_id = BTRFS_QUOTA_TREE_OBJECTID,
-                        .min_objectid = q,
-                        .max_objectid = q,
-                        .min_type = BTRFS_QGROUP_RELATION_KEY,
-                        .max_type = BTRFS_QGROUP_RELATION_KEY,
-                        .min_offset = q + 1,
-                        .max_offset = UINT64_MAX,
-                        .max_transid = UINT64_MAX,
-                },
-        };
-
-        /* As many rounds as the items take: each round's buffer holds only so many. */
-        for (;;) {
-                uint64_t last = 0;
-                size_t off = 0;
-
-                args.key.nr_items = 4096;
-                if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
-                        return -errno;
-                if (args.key.nr_items == 0)
-                        return 0;
-                for (unsigned i = 0; i < args.key.nr_items; i++) {
-                        struct btrfs_ioctl_search_header h;
-                        bool seen = false;
-
-                        if (off + sizeof(h) > sizeof(args.buf))
-                                return -EIO;
-                        memcpy(&h, args.buf + off, sizeof(h));
-                        off += sizeof(h) + h.len;
-                        last = h.offset;
-                        if (h.objectid != q || h.type != BTRFS_QGROUP_RELATION_KEY || h.offset <= q)
-                                continue;
-                        for (size_t j = 0; j < *n && !seen; j++)
-                                seen = parents[j] == h.offset;
-                        if (seen)
-                                continue;
-                        if (*n >= max)
-                                return -E2BIG;
-                        parents[(*n)++] = h.offset;
-                }
-                if (last == UINT64_MAX)
-                        return 0;
-                args.key.min_offset = last + 1;
-        }
+        return btrfs_tree_search(fd, BTRFS_QUOTA_TREE_OBJECTID, &(struct btrfs_ioctl_search_key) {
+                                        .min_objectid = q,
+                                        .max_objectid = q,
+                                        .min_type = BTRFS_QGROUP_RELATION_KEY,
+                                        .max_type = BTRFS_QGROUP_RELATION_KEY,
+                                        .min_offset = q + 1,
+                                        .max_offset = UINT64_MAX,
+                                        .max_transid = UINT64_MAX,
+                                 },
+                                 on_qgroup_relation,
+                                 &(QgroupParents) { .q = q, .parents = parents, .max = max, .n = n });
 }
 
 int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
