@@ -65,6 +65,17 @@ static int reopen_dir(int fd, int *ret) {
         return *ret < 0 ? -errno : 0;
 }
 
+/* ioctl(2) request req with arg on a descriptor reopened from fd: 0 or -errno. */
+static int dir_ioctl(int fd, unsigned long req, void *arg) {
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        return ioctl(dir, req, arg) < 0 ? -errno : 0;
+}
+
 static int vol_name(struct btrfs_ioctl_vol_args_v2 *args, const char *name) {
         if (!name || !*name || strchr(name, '/') || dot_or_dot_dot(name))
                 return -EINVAL;
@@ -107,15 +118,12 @@ int btrfs_subvol_snapshot(int src_fd, int dir_fd, const char *name, bool read_on
 }
 
 int btrfs_subvol_get_read_only(int fd) {
-        _cleanup_close_ int dir = -EBADF;
         uint64_t flags = 0;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_SUBVOL_GETFLAGS, &flags);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_SUBVOL_GETFLAGS, &flags) < 0)
-                return -errno;
         return !!(flags & BTRFS_SUBVOL_RDONLY);
 }
 
@@ -137,14 +145,11 @@ int btrfs_subvol_set_read_only(int fd, bool read_only) {
 
 int btrfs_subvol_get_id(int fd, uint64_t *ret) {
         struct btrfs_ioctl_ino_lookup_args args = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
-        _cleanup_close_ int dir = -EBADF;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_INO_LOOKUP, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &args) < 0)
-                return -errno;
         *ret = args.treeid;
         return 0;
 }
@@ -180,37 +185,23 @@ int btrfs_subvol_destroy(int dir_fd, const char *name) {
 
 int btrfs_subvol_destroy_by_id(int fd, uint64_t id) {
         struct btrfs_ioctl_vol_args_v2 args = { .flags = BTRFS_SUBVOL_SPEC_BY_ID, .subvolid = id };
-        _cleanup_close_ int dir = -EBADF;
-        int r;
 
         if (id < BTRFS_FIRST_FREE_OBJECTID)
                 return -EINVAL;         /* the top level and the filesystem's own trees: never */
-        r = reopen_dir(fd, &dir);
-        if (r < 0)
-                return r;
-        return ioctl(dir, BTRFS_IOC_SNAP_DESTROY_V2, &args) < 0 ? -errno : 0;
+        return dir_ioctl(fd, BTRFS_IOC_SNAP_DESTROY_V2, &args);
 }
 
 int btrfs_sync(int fd) {
-        _cleanup_close_ int dir = -EBADF;
-        int r;
-
-        r = reopen_dir(fd, &dir);
-        if (r < 0)
-                return r;
-        return ioctl(dir, BTRFS_IOC_SYNC) < 0 ? -errno : 0;
+        return dir_ioctl(fd, BTRFS_IOC_SYNC, NULL);
 }
 
 int btrfs_fs_generation(int fd, uint64_t *ret) {
         struct btrfs_ioctl_fs_info_args args = { .flags = BTRFS_FS_INFO_FLAG_GENERATION };
-        _cleanup_close_ int dir = -EBADF;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_FS_INFO, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_FS_INFO, &args) < 0)
-                return -errno;
         if (!(args.flags & BTRFS_FS_INFO_FLAG_GENERATION))
                 return -EOPNOTSUPP;
         *ret = args.generation;
@@ -374,15 +365,12 @@ int btrfs_inode_parents(int fd, uint64_t ino, int (*fn)(uint64_t parent, void *u
 
 int btrfs_inode_path(int fd, uint64_t ino, char **ret) {
         struct btrfs_ioctl_ino_lookup_args args = { .objectid = ino };
-        _cleanup_close_ int dir = -EBADF;
         size_t n;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_INO_LOOKUP, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &args) < 0)
-                return -errno;
         args.name[sizeof(args.name) - 1] = '\0';
         n = strlen(args.name);
         if (n > 0 && args.name[n - 1] == '/')
