@@ -117,6 +117,43 @@ static ino_t ino_in(const char *store, const char *snap, const char *path) {
 }
 
 /*
+ * Names are never reused, even when the clock steps back: a snapshot
+ * started before the newest one's name (the clock set back an hour) is
+ * named after it, and so is one taken after the newest was deleted.
+ */
+static void test_clock_back(const char *base) {
+        char src[PATH_MAX], store[PATH_MAX + 16], p[PATH_MAX * 3], ahead[SNAPSHOT_NAME_MAX],
+                n1[SNAPSHOT_NAME_MAX], n2[SNAPSHOT_NAME_MAX], n3[SNAPSHOT_NAME_MAX];
+        SnapshotFacts f;
+        Job job;
+
+        snprintf(src, sizeof(src), "%s/src", base);
+        snprintf(store, sizeof(store), "%s/.refsnap/back", base);
+        job = (Job) { .name = "back", .source = src, .store = store };
+
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n1, &f) == 0);
+        /* Taken an hour ahead, before the clock was set back. */
+        snapshot_name_format(time(NULL) + 3600, 0, ahead);
+        snprintf(p, sizeof(p), "%s/%s", store, ahead);
+        CHECK(mkdir(p, 0700) == 0);
+
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n2, &f) == 0);
+        printf("# newest %s, then %s\n", ahead, n2);
+        CHECK(strcmp(n2, ahead) > 0);
+        CHECK(exists(store, n2));
+        /* Within the second of the newest, the next suffix: not an hour on. */
+        CHECK(strncmp(n2, ahead, 20) == 0);
+
+        /* The newest two deleted (as `refsnapctl delete` does): their names stay spent. */
+        snprintf(p, sizeof(p), "rm -rf '%s/%s' '%s/%s'", store, ahead, store, n2);
+        CHECK(system(p) == 0);
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n3, &f) == 0);
+        printf("# after deleting them: %s\n", n3);
+        CHECK(strcmp(n3, n2) > 0);
+        CHECK(strcmp(n3, n1) > 0);
+}
+
+/*
  * Incremental snapshots: the first full, with a manifest; the next
  * reusing the unchanged files; full again when asked, when full_every is
  * due, when the excludes changed, when the manifest is damaged or
@@ -751,6 +788,7 @@ int main(void) {
                 SKIP("store ownership: not root");
 
         test_incremental(base);
+        test_clock_back(base);
 
         sh("rm -rf '%s'", base);
         return tests_end();
