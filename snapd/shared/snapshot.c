@@ -219,14 +219,27 @@ static int take_make_partial(Take *t, const char *partial) {
         return 0;
 }
 
-/* A name not taken yet, by a snapshot or a partial one; its .partial- made. */
+/*
+ * A name not taken yet, by a snapshot or a partial one, and never given
+ * before: after the newest snapshot's and the last one given
+ * (store_name_floor()), even when the clock stepped back; its .partial-
+ * made, and the name noted as given.
+ */
 static int take_name(Take *t) {
-        for (unsigned seq = 0; seq < 100; seq++) {
+        char floor[SNAPSHOT_NAME_MAX];
+        int r;
+
+        r = store_name_floor(t->store, floor);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        for (unsigned tries = 0; tries < 100; tries++) {
                 char partial[sizeof(t->partial)];
                 struct stat ignored;
-                int r;
 
-                snapshot_name_format(t->start, seq, t->name);
+                r = snapshot_name_after(t->start, tries > 0 || r >= 0 ? floor : NULL, t->name);
+                if (r < 0)
+                        return r;
+                snprintf(floor, sizeof(floor), "%s", t->name);
                 snprintf(partial, sizeof(partial), ".partial-%s", t->name);
                 if (fstatat(t->store, t->name, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -236,7 +249,7 @@ static int take_name(Take *t) {
                 if (r >= 0) {
                         /* Ours from here on: take_done() removes it on failure. */
                         memcpy(t->partial, partial, sizeof(partial));
-                        return 0;
+                        return store_write_last_name(t->store, t->name);
                 }
                 if (r != -EEXIST) {
                         if (t->subvol)

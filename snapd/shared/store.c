@@ -215,6 +215,41 @@ int store_read_checked(int store, time_t *ret) {
         return 0;
 }
 
+#define STORE_LAST_NAME ".last-name"
+
+int store_write_last_name(int store, const char *name) {
+        char text[SNAPSHOT_NAME_MAX + 2];
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        snprintf(text, sizeof(text), "%s\n", name);
+        return write_synced(store, STORE_LAST_NAME, text);
+}
+
+int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]) {
+        _cleanup_close_ int fd = -EBADF;
+        char text[SNAPSHOT_NAME_MAX] = "";
+        ssize_t n;
+        int r;
+
+        r = store_newest(store, name);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        fd = openat(store, STORE_LAST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? r : -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        text[strcspn(text, "\n")] = '\0';
+        if (!snapshot_name_valid(text))
+                return r;       /* damaged: the snapshots alone say it */
+        if (r == -ENOENT || strcmp(text, name) > 0)
+                memcpy(name, text, SNAPSHOT_NAME_MAX);
+        return 0;
+}
+
 int store_lock(int store, bool wait) {
         if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
@@ -228,7 +263,8 @@ static bool startswith(const char *s, const char *prefix) {
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
                 startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0 ||
-                strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0;
+                strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0 ||
+                strcmp(name, "..last-name.tmp") == 0;
 }
 
 

@@ -23,6 +23,7 @@
  *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
  *   STORE/.facts/NAME.pinned         NAME is pinned: no retention or prune removes it (an empty file)
  *   STORE/.paused                    the job is paused: "UNTIL\n", µs of CLOCK_REALTIME, 0 until resumed
+ *   STORE/.last-name                 the last snapshot name given: "NAME\n" (no name is given twice)
  * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
  * subvolume of its own, made read-only before it is published: a
  * .partial- or .removing- subvolume is destroyed whole (never walked),
@@ -88,6 +89,16 @@ int store_read_checked(int store, time_t *ret);
 
 /* The newest snapshot's name into name; -ENOENT when there is none. */
 int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
+/*
+ * The name the next snapshot's must sort after: the later of the newest
+ * snapshot's and STORE/.last-name's (so that a deleted snapshot's name,
+ * or one pruned, is not given again when the clock stepped back);
+ * -ENOENT when there is neither.  A damaged .last-name is ignored.
+ */
+int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]);
+/* STORE/.last-name := name, synced (under the store's lock). */
+int store_write_last_name(int store, const char *name);
+
 /*
  * What "latest" names: the newest snapshot that is not a guard (which
  * STORE/latest points at too); -ENOENT when there is none.

@@ -351,6 +351,18 @@ int main(void) {
         CHECK_STREQ(name, "2026-12-03T07:00:00Z");
         snapshot_name_format(1796281200, 2, name);
         CHECK_STREQ(name, "2026-12-03T07:00:00Z-02");
+        /* The next name: the clock's when later, else after the last one given. */
+        CHECK(snapshot_name_after(1796281200, NULL, name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T06:59:59Z-05", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T07:00:00Z", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z-01");
+        CHECK(snapshot_name_after(1796281200 - 3600, "2026-12-03T07:00:00Z-07", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z-08");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T07:00:00Z-99", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:01Z");
+        CHECK(snapshot_name_after(1796281200, "latest", name) == -EINVAL);
 
         /* A snapshot: complete, named, latest, facts, the store 0700. */
         r = snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name, &f);
@@ -490,22 +502,26 @@ int main(void) {
                         SKIP("a mount below the source: no mount namespace of our own");
         }
 
-        /* The same second again: a suffix. */
+        /*
+         * The same second again: a suffix, after the newest name (here two
+         * seconds ahead); then an empty one, without a manifest, newer
+         * still, so that the next snapshot is a full one.
+         */
         {
                 time_t now = time(NULL);
-                char n0[SNAPSHOT_NAME_MAX], n1[SNAPSHOT_NAME_MAX];
+                char n0[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
 
                 for (int i = 0; i < 3; i++) {
-                        char p[PATH_MAX * 2];
-
                         snapshot_name_format(now + i, 0, n0);
                         snprintf(p, sizeof(p), "%s/%s", store, n0);
                         mkdir(p, 0700);
                 }
                 CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name2, &f) == 0);
-                snapshot_name_format(now, 1, n0);
-                snapshot_name_format(now + 1, 1, n1);
-                CHECK(strcmp(name2, n0) == 0 || strcmp(name2, n1) == 0);
+                snapshot_name_format(now + 2, 1, n0);
+                CHECK_STREQ(name2, n0);
+                snapshot_name_format(now + 3, 0, n0);
+                snprintf(p, sizeof(p), "%s/%s", store, n0);
+                CHECK(mkdir(p, 0700) == 0);
         }
 
         /* A failure mid-way leaves no partial tree and no new snapshot. */
