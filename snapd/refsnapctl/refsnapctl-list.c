@@ -71,8 +71,8 @@ static void print_checked(const Job *job, int store, const char *newest) {
             snapshot_name_time(newest, &t) < 0 || checked < t)
                 return;
         printf("  %s: unchanged since %s, last checked %s\n", job->name,
-               format_timestamp_utc(t, TIMESTAMP_ISO, a, sizeof(a)),
-               format_timestamp_utc(checked, TIMESTAMP_ISO, b, sizeof(b)));
+               format_timestamp_human(t, arg_utc, a, sizeof(a)),
+               format_timestamp_human(checked, arg_utc, b, sizeof(b)));
 }
 
 /* The job's snapshots; a store not made yet has none.  Returns an exit status. */
@@ -113,7 +113,7 @@ int verb_list(int argc, char *argv[]) {
                 return EXIT_NOT_FOUND;
         if (arg_json)
                 printf("[");
-        else
+        else if (arg_legend)
                 printf("%-16s %-24s %8s %8s %7s\n", "JOB", "SNAPSHOT", "FILES", "SIZE", "TOOK");
         for (size_t i = 0; i < c->n_jobs; i++)
                 if (argc < 2 || strcmp(argv[1], c->jobs[i]->name) == 0) {

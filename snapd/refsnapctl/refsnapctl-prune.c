@@ -17,6 +17,8 @@
 #include "refsnapctl.h"
 
 static void print_count(unsigned n) {
+        if (!arg_legend)
+                return;
         printf("%u snapshot%s %s\n", n, n == 1 ? "" : "s", arg_dry_run ? "would be removed" : "removed");
 }
 

@@ -25,6 +25,8 @@
 const char *arg_config = DEFAULT_CONFIG;
 const char *arg_dropins = DEFAULT_DROPINS;
 bool arg_json = false;
+bool arg_utc = false;
+bool arg_legend = true;
 bool arg_dry_run = false;
 bool arg_delete = false;
 bool arg_delete_excluded = false;
@@ -87,7 +89,10 @@ static void help(void) {
                "                           3 UNKNOWN; -w/-c after the verb are its thresholds\n\n"
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
-               "      --json               machine-readable output for status, list and diff\n"
+               "      --json               machine-readable output for status, list, diff, prune,\n"
+               "                           restore --dry-run and check-config\n"
+               "      --utc                times in UTC (default: the local zone, with its name)\n"
+               "      --no-legend          no column headers and no summary lines\n"
                "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
                "      --to=DIR             restore: into DIR instead of the job's source\n"
                "      --delete             restore: remove what the snapshot does not have, but what\n"
@@ -112,11 +117,14 @@ static void help(void) {
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_UTC,
+               ARG_NO_LEGEND };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "utc", no_argument, NULL, ARG_UTC },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "to", required_argument, NULL, ARG_TO },
                 { "delete", no_argument, NULL, ARG_DELETE },
@@ -145,6 +153,12 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         arg_json = true;
+                        break;
+                case ARG_UTC:
+                        arg_utc = true;
+                        break;
+                case ARG_NO_LEGEND:
+                        arg_legend = false;
                         break;
                 case 'n':
                         arg_dry_run = true;

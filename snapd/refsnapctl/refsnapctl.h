@@ -12,7 +12,9 @@
 
 extern const char *arg_config;  /* -c, --config */
 extern const char *arg_dropins; /* --conf-dir */
-extern bool arg_json;           /* --json: status, list, diff */
+extern bool arg_json;           /* --json: status, list, diff, prune, restore --dry-run, check-config */
+extern bool arg_utc;            /* --utc: times shown in UTC, not the local zone */
+extern bool arg_legend;         /* false with --no-legend: no column headers, no summary lines */
 extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
 extern bool arg_delete;         /* --delete: restore */
 extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */

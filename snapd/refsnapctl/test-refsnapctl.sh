@@ -54,9 +54,18 @@ json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d[0]["kind"] is None and d[1]["kind"]=="full" and d[1]["made"]==1300 and d[2]["kind"]=="incremental" and d[2]["reused"]==1200 and d[2]["made"]==100 and d[2]["compared"]==60' "$json"
 # on_change's last skip, after the newest snapshot: said, on a line of its own.
 date -u -d "${y}T12:00:00Z" +%s > "$t/store/.checked"
-out=$("$ctl" "${c[@]}" list)
-ok grep -q "^  home: unchanged since ${y}T11:00:00Z, last checked ${y}T12:00:00Z$" <<<"$out"
+# Its times in the local zone, with the zone's name (a POSIX TZ: no
+# zoneinfo needed), or in UTC with --utc; the names stay UTC identifiers.
+out=$(TZ=XST-5:30 "$ctl" "${c[@]}" list)
+ok grep -q "^  home: unchanged since ${y} 16:30:00 XST, last checked ${y} 17:30:00 XST$" <<<"$out"
+ok test "$(grep -c "^home  *${y}T1[01]:[03]0:00Z " <<<"$out")" = 3
+out=$(TZ=XST-5:30 "$ctl" "${c[@]}" --utc list)
+ok grep -q "^  home: unchanged since ${y} 11:00:00 UTC, last checked ${y} 12:00:00 UTC$" <<<"$out"
+# --no-legend: the rows alone.
+out=$("$ctl" "${c[@]}" --no-legend list)
+ok test "$(wc -l <<<"$out")" = 4
 ok test "$(grep -c "^home " <<<"$out")" = 3
+ok test "$(grep -c SNAPSHOT <<<"$out")" = 0
 rm "$t/store/.checked"
 out=$("$ctl" "${c[@]}" prune home --dry-run)
 ok grep -q "2 snapshots would be removed" <<<"$out"

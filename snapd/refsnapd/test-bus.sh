@@ -99,7 +99,7 @@ ok test "$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" get-property org.refsnap1
 ok grep -q 'reflink path: stock (no reflinkat(2) in this kernel' "$t/daemon.log"
 # The first snapshot of a new job starts at once; here it fails (the
 # host's filesystem shares no extents, or the host has no reflinkat).
-ok grep -q '^bt  *-  *20[-0-9T:]*Z  *failed$' <<<"$out"
+ok grep -q '^bt  *-  *20[-0-9]* [0-9:]* [A-Za-z0-9+-]*  *failed$' <<<"$out"
 json=$("$ctl" --json status)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["job"]=="bt" and d["jobs"][0]["result"]=="failed" and d["reflink"]=="stock"' "$json"
 ok test "$(rc "$ctl" snapshot bt)" = 1
@@ -364,7 +364,10 @@ out=$("$ctl" snapshot mg --if-changed 2>&1)
 ok test $? = 7
 ok grep -q '^mg: skipped: the job is paused' <<<"$out"
 ok grep -q 'mg: paused until .*: the due-time decision asked over D-Bus skipped' "$t/daemon.log"
-ok grep -q '^mg .*; paused until 20[-0-9T:]*Z$' <<<"$("$ctl" status)"
+ok grep -q '^mg .*; paused until 20[-0-9]* [0-9:]* UTC$' <<<"$("$ctl" --utc status)"
+ok grep -q '^mg .*; paused until 20[-0-9]* [0-9:]* XST$' <<<"$(TZ=XST-5:30 "$ctl" status)"
+ok grep -q '^JOB  *LAST  *NEXT  *RESULT$' <<<"$("$ctl" status)"
+ok test "$("$ctl" --no-legend status | grep -c '^JOB ')" = 0
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); j=[j for j in d["jobs"] if j["job"]=="mg"][0]; assert j["paused"] and j["paused_until"] > 0, j' "$("$ctl" --json status)"
 ok test "$(rc "$ctl" "${c[@]}" pause mg --for 2h --until '2030-01-01 00:00')" = 2
 ok test "$(rc "$ctl" "${c[@]}" pause mg --until '2001-01-01 00:00')" = 2
