@@ -70,8 +70,18 @@ rm "$t/store/.checked"
 out=$("$ctl" "${c[@]}" prune home --dry-run)
 ok grep -q "2 snapshots would be removed" <<<"$out"
 ok test -d "$t/store/${y}T10:00:00Z"
-out=$("$ctl" "${c[@]}" prune home)
-ok grep -q "2 snapshots removed" <<<"$out"
+# --json: each snapshot with what keeps it (zrepl#713), the rules by name; a pin is one.
+json=$("$ctl" "${c[@]}" --json prune home --dry-run)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["job"]=="home" and d["dry_run"] is True and d["removed"]==2 and [x["action"] for x in s]==["remove","remove","keep"] and s[0]["kept_by"]==[] and "newest" in s[2]["kept_by"] and "hourly" in s[2]["kept_by"] and s[2]["error"] is None and d["messages"]==[], d' "$json"
+touch "$t/store/.facts/${y}T10:00:00Z.pinned"
+json=$("$ctl" "${c[@]}" --json prune home --dry-run)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["removed"]==1 and s[0]["snapshot"].endswith("T10:00:00Z") and s[0]["action"]=="keep" and s[0]["kept_by"]==["pinned"], d' "$json"
+rm "$t/store/.facts/${y}T10:00:00Z.pinned"
+out=$("$ctl" "${c[@]}" --no-legend prune home --dry-run)
+ok test "$(grep -c "would be removed" <<<"$out")" = 0
+ok test -d "$t/store/${y}T10:00:00Z"
+json=$("$ctl" "${c[@]}" --json prune home)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["dry_run"] is False and d["removed"]==2 and [x["action"] for x in s]==["remove","remove","keep"] and s[0]["error"] is None, d' "$json"
 ok test ! -e "$t/store/${y}T10:00:00Z" -a ! -e "$t/store/.facts/${y}T10:30:00Z"
 ok test -d "$t/store/${y}T11:00:00Z" -a -d "$t/store/notes"
 "$ctl" "${c[@]}" prune >/dev/null 2>&1
