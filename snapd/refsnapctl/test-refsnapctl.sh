@@ -96,6 +96,22 @@ out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1
 ok grep -q "main.conf:3: \[home\]: store $t/store: its filesystem cannot share data between files, so every snapshot would fail (a reflink of the probe file: " <<<"$out"
 ok test "$(ls -A "$t/store")" = "$before"
+# --json: the same error by file and line, the same exit status.
+json=$("$ctl" "${c[@]}" --json check-config)
+ok test $? = 1
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); e=d["errors"]; assert d["ok"] is False and d["jobs"] is None and len(e)==1 and e[0]["file"].endswith("/main.conf") and e[0]["line"]==3 and "cannot share data" in e[0]["message"] and d["notes"]==[], d' "$json"
+# A configuration whose name holds an escape sequence, a newline and a
+# byte of no UTF-8: escaped in text, valid JSON that gives the bytes back.
+odd=$t/$'odd\e[31m\nname\xff.conf'
+cp "$t/main.conf" "$odd"
+out=$("$ctl" -c "$odd" --conf-dir "$t/conf.d" check-config 2>&1)
+ok test $? = 1
+ok grep -qF 'odd\x1b[31m\nname\xff.conf:3: [home]: store' <<<"$out"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" -c "$odd" --conf-dir "$t/conf.d" --json check-config)
+# The configuration by its bytes; an error's file as the text shows it, escaped (one line).
+ok python3 -c 'import json,os,sys; d=json.loads(sys.argv[1]); e=d["errors"]; assert os.fsencode(d["config"])==os.fsencode(sys.argv[2]) and len(e)==1 and e[0]["file"].endswith("/odd\\x1b[31m\\nname\\xff.conf") and e[0]["line"]==3, d' "$json" "$odd"
+rm "$odd"
 
 # diff: a snapshot against the live tree, against another, --json, a path.
 s1="${y}T11:00:00Z"
