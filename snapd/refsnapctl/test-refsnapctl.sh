@@ -171,6 +171,20 @@ ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# --json: the same entries, a name of any bytes among them given back
+# exactly (escaped in the text), and the counts; only with --dry-run.
+s1n=$'r\e[1m\nx\xfe'
+touch "$t/store/$s1/$s1n"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete)
+ok grep -qxF '+ r\x1b[1m\nx\xfe' <<<"$out"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" "${c[@]}" --json restore home latest --dry-run --delete)
+ok test $? = 0
+ok python3 -c 'import json,os,sys; d=json.loads(sys.argv[1]); e={os.fsencode(x["path"]): x["change"] for x in d["entries"]}; assert d["job"]=="home" and d["delete"] is True and e[b"added"]=="removed" and e[b"gone"]=="added" and e[b"d/edit"]=="changed" and e[os.fsencode(sys.argv[2])]=="added" and d["restore"]==3 and d["remove"]==1 and d["refused"]==0, d' "$json" "$s1n"
+rm "$t/store/$s1/$s1n"
+"$ctl" "${c[@]}" --json restore home latest >/dev/null 2>&1
+ok test $? = 2
+ok test -e "$t/src/added" -a ! -e "$t/src/gone"
 # PATHs that overlap are one (restored, and guarded, once); the source
 # itself as a PATH is the whole job.
 out=$("$ctl" "${c[@]}" restore home latest "$t/src/d" "$t/src/d/edit" --dry-run)
