@@ -17,6 +17,7 @@
 #include "btrfs-util.h"
 #include "chase.h"
 #include "dirent-util.h"
+#include "escape.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "manifest.h"
@@ -289,7 +290,10 @@ static int remove_orphan_facts(int store, FILE *log) {
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, NAME.skipped, NAME.guarded, NAME.manifest or NAME.pinned: NAME's, kept while NAME is there. */
+                /*
+                 * NAME, NAME.skipped, NAME.guarded, NAME.manifest, NAME.pinned or
+                 * NAME.description: NAME's, kept while NAME is there.
+                 */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
@@ -301,6 +305,10 @@ static int remove_orphan_facts(int store, FILE *log) {
                         snap[len - sl] = '\0';
                 sl = strlen(STORE_PINNED_SUFFIX);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_PINNED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(STORE_DESCRIPTION_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) &&
+                    strcmp(names[i] + len - sl, STORE_DESCRIPTION_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -566,6 +574,8 @@ int store_retire(int store, const char *name) {
                 snprintf(hidden, sizeof(hidden), "%s" MANIFEST_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_PINNED_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_DESCRIPTION_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
         }
         return 0;
@@ -871,4 +881,72 @@ int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
                         return r;
         }
         return 0;
+}
+
+int snapshot_description_check(const char *text) {
+        size_t len;
+
+        if (!text || !*text)
+                return -EINVAL;
+        len = strlen(text);
+        if (len > SNAPSHOT_DESCRIPTION_MAX)
+                return -E2BIG;
+        for (const char *p = text; *p;) {
+                unsigned char c = (unsigned char) *p;
+                size_t n = utf8_char_len(p);
+
+                /* Not UTF-8; C0 and DEL; C1 (U+0080..U+009F, 0xc2 0x80..0x9f). */
+                if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f)) ||
+                    (n == 2 && c == 0xc2 && (unsigned char) p[1] <= 0x9f))
+                        return -EINVAL;
+                p += n;
+        }
+        return 0;
+}
+
+int store_write_description(int store, const char *name, const char *text) {
+        _cleanup_close_ int dir = -EBADF;
+        char file[SNAPSHOT_NAME_MAX + sizeof(STORE_DESCRIPTION_SUFFIX)];
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        r = snapshot_description_check(text);
+        if (r < 0)
+                return r;
+        if (asprintf(&line, "%s\n", text) < 0)
+                return -ENOMEM;
+        dir = store_facts_dir(store, true);
+        if (dir < 0)
+                return dir;
+        snprintf(file, sizeof(file), "%s" STORE_DESCRIPTION_SUFFIX, name);
+        return write_synced(dir, file, line);
+}
+
+int store_read_description(int store, const char *name, char **ret) {
+        _cleanup_close_ int dir = -EBADF, fd = -EBADF;
+        char file[SNAPSHOT_NAME_MAX + sizeof(STORE_DESCRIPTION_SUFFIX)];
+        char text[SNAPSHOT_DESCRIPTION_MAX + 2];
+        ssize_t n;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        dir = store_facts_dir(store, false);
+        if (dir < 0)
+                return dir;
+        snprintf(file, sizeof(file), "%s" STORE_DESCRIPTION_SUFFIX, name);
+        fd = openat(dir, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        if (n > 0 && text[n - 1] == '\n')
+                text[n - 1] = '\0';
+        if (snapshot_description_check(text) < 0)
+                return -EBADMSG;
+        *ret = strdup(text);
+        return *ret ? 0 : -ENOMEM;
 }

@@ -22,6 +22,7 @@
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
  *   STORE/.facts/NAME.pinned         NAME is pinned: no retention or prune removes it (an empty file)
+ *   STORE/.facts/NAME.description    what the one who took NAME said of it (snapshot --description): one line
  *   STORE/.paused                    the job is paused: "UNTIL\n", µs of CLOCK_REALTIME, 0 until resumed
  *   STORE/.last-name                 the last snapshot name given: "NAME\n" (no name is given twice)
  * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
@@ -62,6 +63,28 @@ typedef struct SnapshotFacts {
 #define STORE_GUARDED_SUFFIX ".guarded"
 /* A pinned snapshot's mark, beside its facts. */
 #define STORE_PINNED_SUFFIX ".pinned"
+/* A snapshot's description, beside its facts. */
+#define STORE_DESCRIPTION_SUFFIX ".description"
+/* The longest description, in bytes. */
+#define SNAPSHOT_DESCRIPTION_MAX 256
+
+/*
+ * May text describe a snapshot?  1 to SNAPSHOT_DESCRIPTION_MAX bytes of
+ * valid UTF-8 with no control character (C0, DEL, C1: no newline, no
+ * escape sequence): 0; -EINVAL (empty, a control character, not UTF-8)
+ * or -E2BIG (too long).
+ */
+int snapshot_description_check(const char *text);
+/*
+ * STORE/.facts/NAME.description := text (checked as above), through a
+ * temporary file, synced, and a rename: 0 or -errno.
+ */
+int store_write_description(int store, const char *name, const char *text);
+/*
+ * Snapshot name's description into *ret (a new string): 0; -ENOENT when
+ * it has none; -EBADMSG when the file holds what no description may.
+ */
+int store_read_description(int store, const char *name, char **ret);
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
