@@ -37,6 +37,7 @@ bool arg_force = false;
 unsigned arg_force_every = 0;
 const char *arg_to = NULL;
 bool arg_pin = false;
+const char *arg_description = NULL;
 const char *arg_pause_for = NULL;
 const char *arg_pause_until = NULL;
 
@@ -67,7 +68,7 @@ static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
                "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
-               "  snapshot JOB [--if-changed|--full] [--pin]\n"
+               "  snapshot JOB [--if-changed|--full] [--description TEXT] [--pin]\n"
                "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
@@ -104,6 +105,7 @@ static void help(void) {
                "      --force              offsite: read every file (restic backup --force);\n"
                "                           delete: a pinned snapshot too\n"
                "      --pin                snapshot: pin the one taken\n"
+               "      --description=TEXT   snapshot: stored with it, shown by list (one line, 256 bytes)\n"
                "      --for=SPAN           pause: for this long (such as 2h or 3d)\n"
                "      --until=TIME         pause: until \"YYYY-MM-DD HH:MM[:SS]\" (local, Z: UTC) or @SECONDS\n"
                "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
@@ -118,7 +120,7 @@ static void help(void) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
                ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_UTC,
-               ARG_NO_LEGEND };
+               ARG_NO_LEGEND, ARG_DESCRIPTION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -135,6 +137,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "force-every", required_argument, NULL, ARG_FORCE_EVERY },
                 { "pin", no_argument, NULL, ARG_PIN },
+                { "description", required_argument, NULL, ARG_DESCRIPTION },
                 { "for", required_argument, NULL, ARG_FOR },
                 { "until", required_argument, NULL, ARG_UNTIL },
                 { "help", no_argument, NULL, 'h' },
@@ -198,6 +201,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_PIN:
                         arg_pin = true;
                         break;
+                case ARG_DESCRIPTION:
+                        arg_description = optarg;
+                        break;
                 case ARG_FOR:
                         arg_pause_for = optarg;
                         break;
@@ -227,7 +233,7 @@ static int parse_argv(int argc, char *argv[]) {
  */
 static int find_check_verb(int argc, char *argv[]) {
         static const char *const with_arg[] = { "-c", "--config", "--conf-dir", "--to", "--force-every", "--for",
-                                                "--until" };
+                                                "--until", "--description" };
 
         for (int i = 1; i < argc; i++) {
                 bool takes = false;

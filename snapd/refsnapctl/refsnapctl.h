@@ -25,6 +25,7 @@ extern bool arg_force;          /* --force: offsite, a full read */
 extern unsigned arg_force_every; /* --force-every=N: offsite, every Nth run a full read; 0 never */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
 extern bool arg_pin;            /* --pin: snapshot */
+extern const char *arg_description;     /* --description: snapshot */
 extern const char *arg_pause_for;       /* --for: pause */
 extern const char *arg_pause_until;     /* --until: pause */
 

@@ -41,6 +41,26 @@ ok grep -q "^home  *${y}T10:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
 ok test "$(grep -c "^home " <<<"$out")" = 3
 json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d)==3 and d[0]["files"]==1234 and d[0]["job"]=="home"' "$json"
+# A description (snapshot --description), shown at the end of its line and in JSON;
+# one that holds what none may is not shown, and said on stderr.
+printf 'before the upgrade – ok\n' > "$t/store/.facts/${y}T10:30:00Z.description"
+printf 'evil\033[2J\n' > "$t/store/.facts/${y}T11:00:00Z.description"
+out=$("$ctl" "${c[@]}" list 2>"$t/err")
+ok grep -q "^home  *${y}T10:30:00Z  *1234  *4.8M  *3s  description: before the upgrade – ok$" <<<"$out"
+ok grep -q "^home  *${y}T11:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
+ok grep -q "snapshot ${y}T11:00:00Z: cannot read its description: Bad message" "$t/err"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" "${c[@]}" --json list home 2>/dev/null)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["description"] for x in d]==[None, "before the upgrade – ok", None], d' "$json"
+rm "$t/store/.facts/${y}T10:30:00Z.description" "$t/store/.facts/${y}T11:00:00Z.description"
+# snapshot --description: refused before refsnapd is asked when no snapshot may carry it.
+for bad in "$(printf 'two\nlines')" "$(printf 'esc\033[31m')" "$(head -c 257 /dev/zero | tr '\0' x)" ''; do
+	"$ctl" "${c[@]}" snapshot home --description "$bad" >/dev/null 2>"$t/err"
+	ok test $? = 2
+	ok grep -q -- "--description: .*one line of 1 to 256 bytes" "$t/err"
+done
+"$ctl" "${c[@]}" snapshot home --if-changed --description fine >/dev/null 2>&1
+ok test $? = 2
 "$ctl" "${c[@]}" list nope >/dev/null 2>&1
 ok test $? = 4
 # How each was made, when its facts say: full or incremental, reused and made.

@@ -91,6 +91,7 @@ ok grep -q '^\.Snapshot  *method  *s  *s ' <<<"$intro"
 ok grep -q '^\.SnapshotFinished  *signal  *ssbs ' <<<"$intro"
 ok grep -q '^\.SnapshotIfChanged  *method  *s  *bs ' <<<"$intro"
 ok grep -q '^\.SnapshotFull  *method  *s  *s ' <<<"$intro"
+ok grep -q '^\.SnapshotWithOptions  *method  *sa{sv}  *s ' <<<"$intro"
 out=$("$ctl" status)
 ok test $? = 0
 ok grep -q '^refsnapd .*: running$' <<<"$out"
@@ -116,6 +117,16 @@ ok test "$(rc "$ctl" snapshot bt --full)" = 1
 ok grep -q 'full snapshot requested over D-Bus' "$t/daemon.log"
 ok test "$(rc "$ctl" snapshot bt --full --if-changed)" = 2
 ok test "$(rc "$ctl" snapshot --full nope)" = 4
+# SnapshotWithOptions(): a description taken (the snapshot itself fails here
+# as every one of bt does), one no snapshot may carry and an unknown option refused.
+ok test "$(rc "$ctl" snapshot bt --description 'before the upgrade')" = 1
+ok grep -q 'snapshot requested over D-Bus, with a description' "$t/daemon.log"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager \
+	SnapshotWithOptions 'sa{sv}' bt 1 description s "$(printf 'a\033[2Jb')" 2>&1)
+ok grep -q 'one line of 1 to 256 bytes' <<<"$out"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager \
+	SnapshotWithOptions 'sa{sv}' bt 1 colour s red 2>&1)
+ok grep -q "Unknown option 'colour'" <<<"$out"
 ok test "$(rc "$ctl" prune nope)" = 4
 out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
 ok test $? = 0

@@ -144,6 +144,24 @@ static void test_clock_back(const char *base) {
         /* Within the second of the newest, the next suffix: not an hour on. */
         CHECK(strncmp(n2, ahead, 20) == 0);
 
+        /* A description: stored with the snapshot; one no snapshot may carry fails it, nothing made. */
+        {
+                SnapshotPre pre = { .description = "before the upgrade" };
+                char n[SNAPSHOT_NAME_MAX], *d = NULL;
+                _cleanup_close_ int fd = -EBADF;
+
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, n, &f) == 0);
+                fd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(fd >= 0 && store_read_description(fd, n, &d) == 0);
+                CHECK_STREQ(d, "before the upgrade");
+                free(d);
+                CHECK(store_read_description(fd, n1, &d) == -ENOENT);
+                pre.description = "two\nlines";
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, n, &f) == -EINVAL);
+                snprintf(p, sizeof(p), "rm -rf '%s/%s'", store, n);
+                CHECK(system(p) == 0);  /* out of the way of what follows */
+        }
+
         /* The newest two deleted (as `refsnapctl delete` does): their names stay spent. */
         snprintf(p, sizeof(p), "rm -rf '%s/%s' '%s/%s'", store, ahead, store, n2);
         CHECK(system(p) == 0);
