@@ -12,6 +12,7 @@
 
 #include "chase.h"
 #include "config.h"
+#include "escape.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "macro.h"
@@ -44,7 +45,10 @@ static void restore_notes(const char *file) {
                 if (!why)
                         continue;
                 if (!arg_json) {
-                        printf("%s: note: restore into %s: %s\n", j->name, j->source, why);
+                        /* The source as a terminal may show it: a configuration's value may hold any byte. */
+                        printf("%s: note: restore into ", j->name);
+                        fputs_cescaped(j->source, stdout);
+                        printf(": %s\n", why);
                         continue;
                 }
                 printf("%s{\"job\":", first ? "" : ",");
