@@ -50,9 +50,7 @@ const char *format_timestamp_human(time_t t, bool utc, char *buf, size_t size) {
 }
 
 const char *format_usec_human(usec_t t, bool utc, const char *zero_text, char *buf, size_t size) {
-        if (t == 0) {
-                snprintf(buf, size, "%s", zero_text);
-                return buf;
-        }
+        if (t == 0)
+                return format_usec_utc(0, TIMESTAMP_ISO, zero_text, buf, size);
         return format_timestamp_human((time_t) (t / USEC_PER_SEC), utc, buf, size);
 }
