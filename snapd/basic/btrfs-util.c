@@ -65,6 +65,17 @@ static int reopen_dir(int fd, int *ret) {
         return *ret < 0 ? -errno : 0;
 }
 
+/* ioctl(2) request req with arg on a descriptor reopened from fd: 0 or -errno. */
+static int dir_ioctl(int fd, unsigned long req, void *arg) {
+        _cleanup_close_ int dir = -EBADF;
+        int r;
+
+        r = reopen_dir(fd, &dir);
+        if (r < 0)
+                return r;
+        return ioctl(dir, req, arg) < 0 ? -errno : 0;
+}
+
 static int vol_name(struct btrfs_ioctl_vol_args_v2 *args, const char *name) {
         if (!name || !*name || strchr(name, '/') || dot_or_dot_dot(name))
                 return -EINVAL;
@@ -107,15 +118,12 @@ int btrfs_subvol_snapshot(int src_fd, int dir_fd, const char *name, bool read_on
 }
 
 int btrfs_subvol_get_read_only(int fd) {
-        _cleanup_close_ int dir = -EBADF;
         uint64_t flags = 0;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_SUBVOL_GETFLAGS, &flags);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_SUBVOL_GETFLAGS, &flags) < 0)
-                return -errno;
         return !!(flags & BTRFS_SUBVOL_RDONLY);
 }
 
@@ -137,14 +145,11 @@ int btrfs_subvol_set_read_only(int fd, bool read_only) {
 
 int btrfs_subvol_get_id(int fd, uint64_t *ret) {
         struct btrfs_ioctl_ino_lookup_args args = { .objectid = BTRFS_FIRST_FREE_OBJECTID };
-        _cleanup_close_ int dir = -EBADF;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_INO_LOOKUP, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &args) < 0)
-                return -errno;
         *ret = args.treeid;
         return 0;
 }
@@ -180,37 +185,23 @@ int btrfs_subvol_destroy(int dir_fd, const char *name) {
 
 int btrfs_subvol_destroy_by_id(int fd, uint64_t id) {
         struct btrfs_ioctl_vol_args_v2 args = { .flags = BTRFS_SUBVOL_SPEC_BY_ID, .subvolid = id };
-        _cleanup_close_ int dir = -EBADF;
-        int r;
 
         if (id < BTRFS_FIRST_FREE_OBJECTID)
                 return -EINVAL;         /* the top level and the filesystem's own trees: never */
-        r = reopen_dir(fd, &dir);
-        if (r < 0)
-                return r;
-        return ioctl(dir, BTRFS_IOC_SNAP_DESTROY_V2, &args) < 0 ? -errno : 0;
+        return dir_ioctl(fd, BTRFS_IOC_SNAP_DESTROY_V2, &args);
 }
 
 int btrfs_sync(int fd) {
-        _cleanup_close_ int dir = -EBADF;
-        int r;
-
-        r = reopen_dir(fd, &dir);
-        if (r < 0)
-                return r;
-        return ioctl(dir, BTRFS_IOC_SYNC) < 0 ? -errno : 0;
+        return dir_ioctl(fd, BTRFS_IOC_SYNC, NULL);
 }
 
 int btrfs_fs_generation(int fd, uint64_t *ret) {
         struct btrfs_ioctl_fs_info_args args = { .flags = BTRFS_FS_INFO_FLAG_GENERATION };
-        _cleanup_close_ int dir = -EBADF;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_FS_INFO, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_FS_INFO, &args) < 0)
-                return -errno;
         if (!(args.flags & BTRFS_FS_INFO_FLAG_GENERATION))
                 return -EOPNOTSUPP;
         *ret = args.generation;
@@ -261,15 +252,10 @@ static bool key_next(struct btrfs_ioctl_search_key *k, uint64_t objectid, uint32
 
 #define SEARCH_BUF (64 * 1024)
 
-/*
- * Every item of the subvolume tree fd is in, keys from min to max as the
- * search's key (objectid, type and offset each bounded), in leaves of
- * transaction min_transid or later: fn(header, item data).
- */
-static int tree_search(int fd, struct btrfs_ioctl_search_key key,
-                       int (*fn)(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata),
-                       void *userdata) {
+int btrfs_tree_search(int fd, uint64_t tree_id, const struct btrfs_ioctl_search_key *range,
+                      btrfs_search_fn fn, void *userdata) {
         _cleanup_free_ struct btrfs_ioctl_search_args_v2 *args = malloc(sizeof(*args) + SEARCH_BUF);
+        struct btrfs_ioctl_search_key key = *range;
         _cleanup_close_ int dir = -EBADF;
         int r;
 
@@ -278,7 +264,7 @@ static int tree_search(int fd, struct btrfs_ioctl_search_key key,
         r = reopen_dir(fd, &dir);
         if (r < 0)
                 return r;
-        key.tree_id = 0;        /* the subvolume fd is in */
+        key.tree_id = tree_id;
         for (;;) {
                 size_t off = 0;
                 struct btrfs_ioctl_search_header h = {};
@@ -297,8 +283,8 @@ static int tree_search(int fd, struct btrfs_ioctl_search_key key,
                         if (off + sizeof(h) + h.len > SEARCH_BUF)
                                 return -EIO;
                         r = fn(&h, (const char *) args->buf + off + sizeof(h), userdata);
-                        if (r < 0)
-                                return r;
+                        if (r != 0)
+                                return r < 0 ? r : 0;
                         off += sizeof(h) + h.len;
                 }
                 if (!key_next(&key, h.objectid, h.type, h.offset) || key.min_objectid > key.max_objectid)
@@ -312,19 +298,21 @@ typedef struct InodeWalk {
         uint64_t last;
 } InodeWalk;
 
-static int on_changed_item(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata) {
+static int on_changed_item(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
         InodeWalk *w = userdata;
+        int r;
 
         if (h->objectid == w->last)
                 return 0;
         w->last = h->objectid;
-        return w->fn(h->objectid, w->userdata);
+        r = w->fn(h->objectid, w->userdata);
+        return r < 0 ? r : 0;   /* only an error stops the walk */
 }
 
 int btrfs_changed_inodes(int fd, uint64_t min_transid, int (*fn)(uint64_t ino, void *userdata), void *userdata) {
         InodeWalk w = { .fn = fn, .userdata = userdata };
 
-        return tree_search(fd, (struct btrfs_ioctl_search_key) {
+        return btrfs_tree_search(fd, 0, &(struct btrfs_ioctl_search_key) {
                                 .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
                                 .max_objectid = BTRFS_LAST_FREE_OBJECTID,
                                 .max_type = UINT8_MAX,
@@ -339,17 +327,21 @@ typedef struct ParentWalk {
         void *userdata;
 } ParentWalk;
 
-static int on_ref_item(const struct btrfs_ioctl_search_header *h, const char *data, void *userdata) {
+static int on_ref_item(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
         ParentWalk *w = userdata;
 
-        if (h->type == BTRFS_INODE_REF_KEY)
-                return w->fn(h->offset, w->userdata);
+        /* Only an error stops the walk. */
+        if (h->type == BTRFS_INODE_REF_KEY) {
+                int r = w->fn(h->offset, w->userdata);
+
+                return r < 0 ? r : 0;
+        }
         /* INODE_EXTREF: records of (parent, index, name length, name), back to back. */
         for (size_t off = 0; off + sizeof(struct btrfs_inode_extref) <= h->len;) {
                 struct btrfs_inode_extref e;
                 int r;
 
-                memcpy(&e, data + off, sizeof(e));
+                memcpy(&e, (const char *) data + off, sizeof(e));
                 r = w->fn(le64toh(e.parent_objectid), w->userdata);
                 if (r < 0)
                         return r;
@@ -361,7 +353,7 @@ static int on_ref_item(const struct btrfs_ioctl_search_header *h, const char *da
 int btrfs_inode_parents(int fd, uint64_t ino, int (*fn)(uint64_t parent, void *userdata), void *userdata) {
         ParentWalk w = { .fn = fn, .userdata = userdata };
 
-        return tree_search(fd, (struct btrfs_ioctl_search_key) {
+        return btrfs_tree_search(fd, 0, &(struct btrfs_ioctl_search_key) {
                                 .min_objectid = ino,
                                 .max_objectid = ino,
                                 .min_type = BTRFS_INODE_REF_KEY,
@@ -373,15 +365,12 @@ int btrfs_inode_parents(int fd, uint64_t ino, int (*fn)(uint64_t parent, void *u
 
 int btrfs_inode_path(int fd, uint64_t ino, char **ret) {
         struct btrfs_ioctl_ino_lookup_args args = { .objectid = ino };
-        _cleanup_close_ int dir = -EBADF;
         size_t n;
         int r;
 
-        r = reopen_dir(fd, &dir);
+        r = dir_ioctl(fd, BTRFS_IOC_INO_LOOKUP, &args);
         if (r < 0)
                 return r;
-        if (ioctl(dir, BTRFS_IOC_INO_LOOKUP, &args) < 0)
-                return -errno;
         args.name[sizeof(args.name) - 1] = '\0';
         n = strlen(args.name);
         if (n > 0 && args.name[n - 1] == '/')

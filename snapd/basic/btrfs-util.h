@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <linux/btrfs.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -90,6 +91,20 @@ int btrfs_fs_generation(int fd, uint64_t *ret);
  * returned is in a later one.
  */
 int btrfs_commit(int fd, uint64_t *ret);
+
+/*
+ * Every item of tree tree_id (0: the subvolume fd is in; or one of the
+ * filesystem's own trees, BTRFS_QUOTA_TREE_OBJECTID, BTRFS_FS_TREE_OBJECTID)
+ * with a key from range's minimum to its maximum (objectid, type and offset,
+ * compared in that order), in leaves of transaction range->min_transid to
+ * max_transid, in key order: fn(header, item data, userdata), as many
+ * BTRFS_IOC_TREE_SEARCH_V2 calls as the items take (root only).  fn
+ * returning < 0 stops the search with that, > 0 stops it with 0 (enough
+ * seen).  range's tree_id and nr_items are not used.
+ */
+typedef int (*btrfs_search_fn)(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata);
+int btrfs_tree_search(int fd, uint64_t tree_id, const struct btrfs_ioctl_search_key *range,
+                      btrfs_search_fn fn, void *userdata);
 
 /*
  * Each inode number (BTRFS_FIRST_FREE_OBJECTID and up) with an item in a

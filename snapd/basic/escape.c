@@ -58,8 +58,12 @@ static const char *escape_byte(unsigned char c, char buf[static 5]) {
         return buf;
 }
 
-/* Calls out(piece, len) for each piece of the escaped form of s. */
-static void cescape_each(const char *s, void (*out)(const char *p, size_t len, void *u), void *u) {
+/*
+ * Calls out(piece, len) for each piece of the escaped form of s; a
+ * backslash is left as it is when keep_backslash (text escaped already).
+ */
+static void cescape_each_full(const char *s, bool keep_backslash, void (*out)(const char *p, size_t len, void *u),
+                              void *u) {
         char buf[5];
 
         while (*s) {
@@ -68,7 +72,7 @@ static void cescape_each(const char *s, void (*out)(const char *p, size_t len, v
                 /* C1 controls, U+0080..U+009F: 0xc2 0x80..0x9f. */
                 bool c1 = n == 2 && c == 0xc2 && (unsigned char) s[1] <= 0x9f;
 
-                if (n == 1 && c >= 0x20 && c != 0x7f && c != '\\') {
+                if (n == 1 && c >= 0x20 && c != 0x7f && (c != '\\' || keep_backslash)) {
                         out(s, 1, u);
                         s++;
                 } else if (n > 1 && !c1) {
@@ -88,6 +92,10 @@ static void cescape_each(const char *s, void (*out)(const char *p, size_t len, v
                         s++;
                 }
         }
+}
+
+static void cescape_each(const char *s, void (*out)(const char *p, size_t len, void *u), void *u) {
+        cescape_each_full(s, false, out, u);
 }
 
 typedef struct Buf {
@@ -119,4 +127,22 @@ static void to_file(const char *p, size_t len, void *u) {
 
 void fputs_cescaped(const char *s, FILE *f) {
         cescape_each(s, to_file, f);
+}
+
+void fputs_cescaped_lines(const char *s, FILE *f) {
+        while (s && *s) {
+                size_t len = strcspn(s, "\n");
+                char *line = strndup(s, len);
+
+                if (line)
+                        cescape_each_full(line, true, to_file, f);
+                else
+                        fputs("(out of memory)", f);
+                free(line);
+                s += len;
+                if (*s == '\n') {
+                        fputc('\n', f);
+                        s++;
+                }
+        }
 }

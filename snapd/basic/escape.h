@@ -19,3 +19,9 @@
 size_t utf8_char_len(const char *s);    /* 1-4 for a valid UTF-8 character at s, 0 for none */
 char *cescape(const char *s);           /* a new string; NULL on ENOMEM */
 void fputs_cescaped(const char *s, FILE *f);
+/*
+ * Text of lines (messages whose file names are escaped already), each
+ * line's control characters and bytes of no UTF-8 escaped as cescape()
+ * does, its backslashes left as they are, its newline kept.
+ */
+void fputs_cescaped_lines(const char *s, FILE *f);

@@ -11,6 +11,7 @@
  * left (-EXDEV).
  */
 #include <errno.h>
+#include <linux/btrfs_tree.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -61,6 +62,46 @@ static bool exists(int dir, const char *name) {
 
 static int open_dir(int dir, const char *name) {
         return openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+typedef struct Seen {
+        unsigned n, stop_after;
+        uint64_t objectid, type;
+} Seen;
+
+static int on_item(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
+        Seen *s = userdata;
+
+        s->objectid = h->objectid;
+        s->type = h->type;
+        return ++s->n == s->stop_after;
+}
+
+/* btrfs_tree_search(): another tree than fd's, a range of one key, and fn stopping it. */
+static void test_tree_search(int fd) {
+        struct btrfs_ioctl_search_key root_inode = {
+                .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                .max_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                .min_type = BTRFS_INODE_ITEM_KEY,
+                .max_type = BTRFS_INODE_ITEM_KEY,
+                .max_offset = UINT64_MAX,
+                .max_transid = UINT64_MAX,
+        }, everything = {
+                .max_objectid = UINT64_MAX,
+                .max_type = UINT8_MAX,
+                .max_offset = UINT64_MAX,
+                .max_transid = UINT64_MAX,
+        };
+        Seen s = {};
+
+        CHECK(btrfs_tree_search(fd, BTRFS_FS_TREE_OBJECTID, &root_inode, on_item, &s) == 0);
+        CHECK(s.n == 1 && s.objectid == BTRFS_FIRST_FREE_OBJECTID && s.type == BTRFS_INODE_ITEM_KEY);
+        s = (Seen) {};
+        CHECK(btrfs_tree_search(fd, 0, &everything, on_item, &s) == 0);
+        printf("# %u items in the top level's tree\n", s.n);
+        CHECK(s.n > 3);
+        s = (Seen) { .stop_after = 3 };
+        CHECK(btrfs_tree_search(fd, 0, &everything, on_item, &s) == 0 && s.n == 3);
 }
 
 static void test_not_btrfs(void) {
@@ -206,6 +247,7 @@ static void test_btrfs(void) {
         CHECK(btrfs_subvol_destroy_by_id(fd, id) == 0 && !exists(fd, "sv"));
         CHECK(btrfs_subvol_destroy_by_id(fd, id) == -ENOENT);
         CHECK(btrfs_sync(fd) == 0);
+        test_tree_search(fd);
 
         fd = safe_close(fd);
         run("umount '%s/mnt'; rm -rf '%s'", base, base);

@@ -59,5 +59,19 @@ int main(void) {
         check_json("\xff", "\"\\udcff\"");
         check_json("caf\xc3", "\"caf\\udcc3\"");
         check_json("\xc3\xa9", "\"\xc3\xa9\"");
+        /* Lines of messages: each escaped, backslashes (of names escaped already) left, newlines kept. */
+        {
+                char *out = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&out, &size);
+
+                CHECK(f != NULL);
+                if (f) {
+                        fputs_cescaped_lines("a\\x1b:1: x\x1b[31m\nline two \xff\n", f);
+                        fclose(f);
+                        CHECK_STREQ(out, "a\\x1b:1: x\\x1b[31m\nline two \\xff\n");
+                        free(out);
+                }
+        }
         return tests_end();
 }

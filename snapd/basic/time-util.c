@@ -34,3 +34,23 @@ const char *format_usec_utc(usec_t t, TimestampStyle style, const char *zero_tex
         }
         return format_timestamp_utc((time_t) (t / USEC_PER_SEC), style, buf, size);
 }
+
+const char *format_timestamp_human(time_t t, bool utc, char *buf, size_t size) {
+        struct tm tm;
+
+        if (utc) {
+                if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+                        snprintf(buf, size, "?");
+                return buf;
+        }
+        tzset();
+        if (!localtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                snprintf(buf, size, "?");
+        return buf;
+}
+
+const char *format_usec_human(usec_t t, bool utc, const char *zero_text, char *buf, size_t size) {
+        if (t == 0)
+                return format_usec_utc(0, TIMESTAMP_ISO, zero_text, buf, size);
+        return format_timestamp_human((time_t) (t / USEC_PER_SEC), utc, buf, size);
+}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "exit-status.h"
 #include "fd-util.h"
 #include "format-util.h"
@@ -14,7 +15,16 @@
 #include "strv.h"
 #include "time-util.h"
 
-static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool pinned, bool first) {
+/* "  description: TEXT", escaped (it was checked when written, but the file is read back as it is). */
+static void print_description(const char *description) {
+        if (!description)
+                return;
+        fputs("  description: ", stdout);
+        fputs_cescaped(description, stdout);
+}
+
+static void print_snapshot(const Job *job, const char *name, const SnapshotFacts *f, bool pinned,
+                           const char *description, bool first) {
         char size[16];
 
         if (arg_json) {
@@ -22,7 +32,11 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                 json_string(stdout, job->name);
                 printf(",\"snapshot\":");
                 json_string(stdout, name);
-                printf(",\"pinned\":%s", pinned ? "true" : "false");
+                printf(",\"pinned\":%s,\"description\":", pinned ? "true" : "false");
+                if (description)
+                        json_string(stdout, description);
+                else
+                        printf("null");
                 if (f) {
                         printf(",\"start\":%lld,\"end\":%lld,\"files\":%llu,\"bytes\":%llu,\"skipped\":%llu,"
                                "\"guard\":%s",
@@ -53,10 +67,13 @@ static void print_snapshot(const Job *job, const char *name, const SnapshotFacts
                         printf("  full: %llu made", (unsigned long long) f->made);
                 if (f->skipped)
                         printf("  partial: %llu skipped", (unsigned long long) f->skipped);
+                print_description(description);
+                putchar('\n');
+        } else {
+                printf("%-16s %-24s %8s %8s %7s%s", job->name, name, "-", "-", "-", pinned ? "  pinned" : "");
+                print_description(description);
                 putchar('\n');
         }
-        else
-                printf("%-16s %-24s %8s %8s %7s%s\n", job->name, name, "-", "-", "-", pinned ? "  pinned" : "");
 }
 
 /*
@@ -71,8 +88,8 @@ static void print_checked(const Job *job, int store, const char *newest) {
             snapshot_name_time(newest, &t) < 0 || checked < t)
                 return;
         printf("  %s: unchanged since %s, last checked %s\n", job->name,
-               format_timestamp_utc(t, TIMESTAMP_ISO, a, sizeof(a)),
-               format_timestamp_utc(checked, TIMESTAMP_ISO, b, sizeof(b)));
+               format_timestamp_human(t, arg_utc, a, sizeof(a)),
+               format_timestamp_human(checked, arg_utc, b, sizeof(b)));
 }
 
 /* The job's snapshots; a store not made yet has none.  Returns an exit status. */
@@ -90,10 +107,16 @@ static int list_job(const Job *job, bool *first) {
                 return EXIT_FAILED;
         }
         for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *description = NULL;
                 SnapshotFacts f = {};
                 bool known = store_read_facts(store, names[i], &f) == 0;
+                int r = store_read_description(store, names[i], &description);
 
-                print_snapshot(job, names[i], known ? &f : NULL, store_is_pinned(store, names[i]) > 0, *first);
+                if (r < 0 && r != -ENOENT)
+                        fprintf(stderr, "refsnapctl: %s: snapshot %s: cannot read its description: %s\n",
+                                job->name, names[i], strerror(-r));
+                print_snapshot(job, names[i], known ? &f : NULL, store_is_pinned(store, names[i]) > 0, description,
+                               *first);
                 *first = false;
         }
         print_checked(job, store, n ? names[n - 1] : NULL);
@@ -113,7 +136,7 @@ int verb_list(int argc, char *argv[]) {
                 return EXIT_NOT_FOUND;
         if (arg_json)
                 printf("[");
-        else
+        else if (arg_legend)
                 printf("%-16s %-24s %8s %8s %7s\n", "JOB", "SNAPSHOT", "FILES", "SIZE", "TOOK");
         for (size_t i = 0; i < c->n_jobs; i++)
                 if (argc < 2 || strcmp(argv[1], c->jobs[i]->name) == 0) {

@@ -150,7 +150,7 @@ int verb_pause(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(&e, r);
         if (until)
-                printf("%s: paused until %s\n", argv[1], format_usec_utc(until, TIMESTAMP_ISO, "-", a, sizeof(a)));
+                printf("%s: paused until %s\n", argv[1], format_usec_human(until, arg_utc, "-", a, sizeof(a)));
         else
                 printf("%s: paused until resumed\n", argv[1]);
         return EXIT_OK;

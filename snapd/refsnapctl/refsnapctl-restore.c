@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "exit-status.h"
 #include "fd-util.h"
+#include "json-util.h"
 #include "mountpoint-util.h"
 #include "log-event.h"
 #include "macro.h"
@@ -28,6 +29,11 @@
 #include "snapshot.h"
 #include "store.h"
 #include "strv.h"
+
+/* Where what the restore says beside its entries goes: stdout, or stderr under --json (stdout is the JSON). */
+static FILE *info(void) {
+        return arg_json ? stderr : stdout;
+}
 
 /* Explain a refusal of chase_dir() on target; failed is the prefix that failed. */
 static void target_error(const char *target, int r, const Chase *c) {
@@ -111,7 +117,7 @@ static int take_guard(const Job *job, int store, char *const *paths) {
                         "(--no-guard restores without one)\n", job->name, strerror(-r));
                 return EXIT_FAILED;
         }
-        printf("guard snapshot %s%s of what the restore replaces%s: \"refsnapctl restore %s %s\" undoes it\n", name,
+        fprintf(info(), "guard snapshot %s%s of what the restore replaces%s: \"refsnapctl restore %s %s\" undoes it\n", name,
                f.skipped ? " (partial)" : "", paths ? " (those paths only)" : "", job->name, name);
         return EXIT_OK;
 }
@@ -189,7 +195,7 @@ static const Job *job_holding(const Config *c, const char *target, int live) {
  * their namesakes there, which is said.  Said by the dry run too.
  * Returns an exit status.
  */
-static int to_guard(const Config *c, int live, const char *target, const Job **ret_guard) {
+static int to_guard(const Config *c, int live, const char *target, const char *shown, const Job **ret_guard) {
         char **names = NULL;
         size_t n = 0;
         int r;
@@ -200,7 +206,7 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
         r = dir_names_sorted(live, &names, &n);
         strv_free(names);
         if (r < 0) {
-                fprintf(stderr, "refsnapctl: %s: %s\n", target, strerror(-r));
+                fprintf(stderr, "refsnapctl: %s: %s\n", shown, strerror(-r));
                 return exit_status_from_errno(r);
         }
         if (n == 0)
@@ -208,8 +214,8 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
         *ret_guard = job_holding(c, target, live);
         if (*ret_guard) {
                 if (arg_dry_run && !arg_no_guard)
-                        printf("%s is not empty: a guard snapshot of job %s, whose source holds it, is taken "
-                               "first\n", target, (*ret_guard)->name);
+                        fprintf(info(), "%s is not empty: a guard snapshot of job %s, whose source holds it, is "
+                                "taken first\n", shown, (*ret_guard)->name);
                 return EXIT_OK;
         }
         if (arg_no_guard)
@@ -223,27 +229,27 @@ static int to_guard(const Config *c, int live, const char *target, const Job **r
 
                 if (!below || !*below)
                         continue;
-                if (arg_dry_run)
+                if (arg_dry_run && !arg_json)
                         printf("! %s: not empty, in no job's source, and holds the source of job %s: no guard "
                                "would keep what the restore replaces there (--no-guard restores without one)\n",
-                               target, c->jobs[i]->name);
+                               shown, c->jobs[i]->name);
                 fprintf(stderr, "refsnapctl: %s is not empty, lies in no job's source and holds the source of job "
                         "%s (%s), whose files the restore may replace with no guard snapshot to keep them; "
-                        "nothing restored (--no-guard restores without one)\n", target, c->jobs[i]->name,
+                        "nothing restored (--no-guard restores without one)\n", shown, c->jobs[i]->name,
                         c->jobs[i]->source);
                 return EXIT_FAILED;
         }
         if (arg_delete) {
-                if (arg_dry_run)
+                if (arg_dry_run && !arg_json)
                         printf("! %s: not empty, and in no job's source: nothing could guard what --delete "
-                               "removes there (--no-guard restores without a guard)\n", target);
+                               "removes there (--no-guard restores without a guard)\n", shown);
                 fprintf(stderr, "refsnapctl: %s is not empty and lies in no job's source, so no guard snapshot "
                         "can keep what --delete would remove there; nothing restored (--no-guard restores "
-                        "without one)\n", target);
+                        "without one)\n", shown);
                 return EXIT_FAILED;
         }
         fprintf(stderr, "refsnapctl: note: %s is not empty and lies in no job's source: what the snapshot has "
-                "replaces its namesakes there without a guard snapshot\n", target);
+                "replaces its namesakes there without a guard snapshot\n", shown);
         return EXIT_OK;
 }
 
@@ -321,7 +327,7 @@ static int guard_scope(int store, const char *name, char ***rels, size_t *n) {
                 return EXIT_NOT_FOUND;
         }
         if (*n == 0) {
-                printf("snapshot %s is a guard of %zu path%s only: restoring %s\n", name, k, k == 1 ? "" : "s",
+                fprintf(info(), "snapshot %s is a guard of %zu path%s only: restoring %s\n", name, k, k == 1 ? "" : "s",
                        k == 1 ? "it" : "those");
                 *rels = TAKE_PTR(g);
                 *n = k;
@@ -376,7 +382,8 @@ static int restore_path(Restore *o, const Job *job, const char *name, int snap, 
                 return EXIT_USAGE;
         if (live < 0) {
                 /* Dry run into a directory that does not exist yet: all of it is new. */
-                printf("+ %s/\n", *rel ? rel : ".");
+                restore_print_entry(o, '+', *rel ? rel : ".", true, NULL);
+                o->stats.replaced++;
                 return EXIT_OK;
         }
         /* Facts of today's format that count no link within the snapshot: no hard link table. */
@@ -425,7 +432,7 @@ static int check_path(const Job *job, int snap, const char *path) {
  * by the dry run too, and before any guard snapshot.  Returns an exit
  * status.
  */
-static int same_mount(const Job *job, int store, int live, const char *target) {
+static int same_mount(const Job *job, int store, int live, const char *shown) {
         const char *why;
         uint64_t a, b;
 
@@ -433,15 +440,15 @@ static int same_mount(const Job *job, int store, int live, const char *target) {
                 return EXIT_OK;         /* a dry run into a directory not made yet */
         if (fd_mount_id(store, &a) >= 0 && fd_mount_id(live, &b) >= 0 && a != b) {
                 fprintf(stderr, "refsnapctl: %s is not on the mount of %s's store %s: a restore stages its entries "
-                        "there and renames them into place, and reflinks do not cross mounts\n", target, job->name,
+                        "there and renames them into place, and reflinks do not cross mounts\n", shown, job->name,
                         job->store);
                 return EXIT_FAILED;
         }
         why = restore_stage_refusal(store, live);
         if (why) {
-                if (arg_dry_run)
-                        printf("! %s: %s\n", target, why);
-                fprintf(stderr, "refsnapctl: %s: %s\n", target, why);
+                if (arg_dry_run && !arg_json)
+                        printf("! %s: %s\n", shown, why);
+                fprintf(stderr, "refsnapctl: %s: %s\n", shown, why);
                 return EXIT_FAILED;
         }
         return EXIT_OK;
@@ -464,17 +471,50 @@ static int snapshot_still_there(const Job *job, int store, int snap, const char 
         return EXIT_FAILED;
 }
 
-static void print_summary(const Restore *o, const char *name, const char *target) {
+static void print_summary(const Restore *o, const char *name, const char *shown) {
+        if (!arg_legend)
+                return;
         if (arg_dry_run)
-                printf("%llu to restore, %llu to delete, %llu left alone (dry run, nothing changed)\n",
+                fprintf(info(), "%llu to restore, %llu to delete, %llu left alone (dry run, nothing changed)\n",
                        (unsigned long long) o->stats.replaced, (unsigned long long) o->stats.deleted,
                        (unsigned long long) o->stats.kept);
         else
                 printf("restored from %s into %s: %llu entries replaced, %llu directories updated, %llu deleted, "
                        "%llu left alone%s\n",
-                       name, target, (unsigned long long) o->stats.replaced,
+                       name, shown, (unsigned long long) o->stats.replaced,
                        (unsigned long long) o->stats.dirs, (unsigned long long) o->stats.deleted,
                        (unsigned long long) o->stats.kept, o->stats.failed > 0 ? ", some not restored (said above)" : "");
+}
+
+/*
+ * restore --dry-run --json: {"job", "snapshot", "target", "delete",
+ * "entries": [{"change", "path", "dir", "why"}], "restore", "remove",
+ * "kept", "refused"} (the counts of the text's summary line).
+ */
+static void print_json(const Restore *o, const Job *job, const char *name, const char *target, FILE *f,
+                       char **entries) {
+        bool first = true;
+
+        fflush(f);
+        printf("{\"job\":");
+        json_string(stdout, job->name);
+        printf(",\"snapshot\":");
+        json_string(stdout, name);
+        printf(",\"target\":");
+        json_string(stdout, target);
+        printf(",\"delete\":%s,\"entries\":[", arg_delete ? "true" : "false");
+        for (const char *p = *entries ? *entries : ""; *p;) {
+                size_t len = strcspn(p, "\n");
+
+                if (len > 0) {
+                        printf("%s%.*s", first ? "" : ",", (int) len, p);
+                        first = false;
+                }
+                p += len + (p[len] == '\n');
+        }
+        printf("],\"restore\":%llu,\"remove\":%llu,\"kept\":%llu,\"refused\":%llu}\n",
+               (unsigned long long) o->stats.replaced, (unsigned long long) o->stats.deleted,
+               (unsigned long long) o->stats.kept, (unsigned long long) o->stats.failed);
 }
 
 /*
@@ -501,12 +541,12 @@ static int delete_rules(Restore *o, const Job *job, int store, const char *name,
         o->keep = *skipped;
         o->exclude = arg_delete_excluded ? NULL : job->exclude;
         if (job->n_exclude > 0)
-                printf("--delete: %s what the job excludes (%zu pattern%s)%s\n",
+                fprintf(info(), "--delete: %s what the job excludes (%zu pattern%s)%s\n",
                        arg_delete_excluded ? "removes" : "leaves alone", job->n_exclude,
                        job->n_exclude == 1 ? "" : "s",
                        arg_delete_excluded ? " (--delete-excluded)" : "; --delete-excluded removes it too");
         if (*skipped)
-                printf("--delete: leaves alone what snapshot %s skipped (refsnapctl list says it is partial)\n",
+                fprintf(info(), "--delete: leaves alone what snapshot %s skipped (refsnapctl list says it is partial)\n",
                        name);
         return EXIT_OK;
 }
@@ -514,7 +554,9 @@ static int delete_rules(Restore *o, const Job *job, int store, const char *name,
 int verb_restore(int argc, char *argv[]) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_close_ int store = -EBADF, snap = -EBADF, live = -EBADF, guard_store = -EBADF;
-        _cleanup_free_ char *to = NULL;
+        _cleanup_free_ char *to = NULL, *shown = NULL, *entries = NULL;
+        _cleanup_fclose_ FILE *entries_f = NULL;
+        size_t entries_size = 0;
         char **skipped = NULL;
         char name[SNAPSHOT_NAME_MAX];
         Restore o = { .delete = arg_delete, .dry_run = arg_dry_run, .out = stdout, .log = stderr };
@@ -529,11 +571,24 @@ int verb_restore(int argc, char *argv[]) {
                 fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
                 return EXIT_USAGE;
         }
+        if (arg_json && !arg_dry_run) {
+                fprintf(stderr, "refsnapctl: restore: --json goes with --dry-run\n");
+                return EXIT_USAGE;
+        }
+        if (arg_json) {
+                /* The entries, one JSON object a line, gathered into one array at the end. */
+                entries_f = open_memstream(&entries, &entries_size);
+                if (!entries_f)
+                        return exit_status_from_errno(-ENOMEM);
+                o.out = entries_f;
+                o.json = true;
+        }
         r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &snap, name);
         if (r != EXIT_OK)
                 return r;
         if (strcmp(argv[2], "latest") == 0)
-                printf("restoring from %s, the newest snapshot of %s that is not a guard\n", name, job->name);
+                fprintf(info(), "restoring from %s, the newest snapshot of %s that is not a guard\n", name,
+                        job->name);
         /*
          * The PATHs, relative to the source; the source itself is the
          * whole job, and a PATH at or below another is that one (each
@@ -579,13 +634,16 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         target = to ? to : job->source;
+        shown = cescape(target);
+        if (!shown)
+                return exit_status_from_errno(-ENOMEM);
         r = open_target(target, &live);
         if (r != EXIT_OK)
                 return r;
         /* Into the job's source, the job is guarded; into --to, the job whose source holds it. */
         guard = job;
         if (arg_to) {
-                r = to_guard(c, live, target, &guard);
+                r = to_guard(c, live, target, shown, &guard);
                 if (r != EXIT_OK)
                         return r;
         }
@@ -599,7 +657,7 @@ int verb_restore(int argc, char *argv[]) {
                         return r;
         }
         /* What cannot be restored at all is said before any guard snapshot. */
-        r = same_mount(job, store, live, target);
+        r = same_mount(job, store, live, shown);
         if (r != EXIT_OK)
                 return r;
         if (!arg_dry_run && guard && !arg_no_guard) {
@@ -630,7 +688,9 @@ int verb_restore(int argc, char *argv[]) {
                                 r = k;
                 }
         strv_free(skipped);
-        print_summary(&o, name, target);
+        if (arg_json)
+                print_json(&o, job, name, target, entries_f, &entries);
+        print_summary(&o, name, shown);
         if (!arg_dry_run) {
                 _cleanup_free_ char *esc = cescape(target);
 

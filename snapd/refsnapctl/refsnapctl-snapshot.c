@@ -3,8 +3,10 @@
  * refsnapctl snapshot JOB: one now, taken by refsnapd, waited for.  With
  * --if-changed, the daemon's due-time decision made now: one is taken
  * only when on_change would not skip the job.  With --full, a full one
- * (SnapshotFull), whatever the previous one's manifest.
+ * (SnapshotFull), whatever the previous one's manifest.  With
+ * --description, SnapshotWithOptions() with "description" (and "full").
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -55,8 +57,16 @@ int verb_snapshot(int argc, char *argv[]) {
         const char *name;
         int taken = true, r;
 
-        if (argc != 2 || (arg_if_changed && arg_full)) {
-                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed|--full] [--pin]\n");
+        if (argc != 2 || (arg_if_changed && arg_full) || (arg_if_changed && arg_description)) {
+                fprintf(stderr, "refsnapctl: usage: snapshot JOB [--if-changed|--full] [--description TEXT] "
+                        "[--pin]\n");
+                return EXIT_USAGE;
+        }
+        r = arg_description ? snapshot_description_check(arg_description) : 0;
+        if (r < 0) {
+                fprintf(stderr, "refsnapctl: --description: %s; one line of 1 to %d bytes of UTF-8, with no "
+                        "control character\n", r == -E2BIG ? "too long" : "not a description",
+                        SNAPSHOT_DESCRIPTION_MAX);
                 return EXIT_USAGE;
         }
         r = bus_open(&bus);
@@ -64,9 +74,14 @@ int verb_snapshot(int argc, char *argv[]) {
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE,
                                            arg_if_changed ? "SnapshotIfChanged" :
+                                           arg_description ? "SnapshotWithOptions" :
                                            arg_full ? "SnapshotFull" : "Snapshot");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", argv[1]);
+        if (r >= 0 && arg_description)
+                r = arg_full ? sd_bus_message_append(call, "a{sv}", 2, "description", "s", arg_description, "full",
+                                                     "b", 1) :
+                               sd_bus_message_append(call, "a{sv}", 1, "description", "s", arg_description);
         if (r < 0)
                 return bus_exit(NULL, r);
         r = sd_bus_call(bus, call, SNAPSHOT_TIMEOUT_USEC, &e, &reply);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bus-names.h"
+#include "escape.h"
 #include "exit-status.h"
 #include "json-util.h"
 #include "macro.h"
@@ -31,7 +32,8 @@ static void print_header(const char *version, const char *state, const char *ref
         } else {
                 printf("refsnapd %s: %s\n", version, state);
                 printf("reflink path: %s\n", reflink);
-                printf("%-16s %-21s %-21s %s\n", "JOB", "LAST", "NEXT", "RESULT");
+                if (arg_legend)
+                        printf("%-16s %-23s %-23s %s\n", "JOB", "LAST", "NEXT", "RESULT");
         }
 }
 
@@ -52,13 +54,14 @@ static void print_job(const JobStatus *j, bool first) {
                 printf(",\"paused\":%s,\"paused_until\":%llu}", j->paused ? "true" : "false",
                        (unsigned long long) (j->paused_until / USEC_PER_SEC));
         } else {
-                printf("%-16s %-21s %-21s %s", j->name,
-                       format_usec_utc(j->last, TIMESTAMP_ISO, "-", a, sizeof(a)),
-                       j->running ? "running" : format_usec_utc(j->next, TIMESTAMP_ISO, "-", b, sizeof(b)),
-                       j->result);
+                fputs_cescaped(j->name, stdout);
+                printf("%*s %-23s %-23s ", (int) (16 - MIN(strlen(j->name), 16u)), "",
+                       format_usec_human(j->last, arg_utc, "-", a, sizeof(a)),
+                       j->running ? "running" : format_usec_human(j->next, arg_utc, "-", b, sizeof(b)));
+                fputs_cescaped(j->result, stdout);
                 if (j->paused)
-                        printf("; paused until %s", format_usec_utc(j->paused_until, TIMESTAMP_ISO, "resumed", a,
-                                                                    sizeof(a)));
+                        printf("; paused until %s", format_usec_human(j->paused_until, arg_utc, "resumed", a,
+                                                                      sizeof(a)));
                 putchar('\n');
         }
 }

@@ -25,6 +25,8 @@
 const char *arg_config = DEFAULT_CONFIG;
 const char *arg_dropins = DEFAULT_DROPINS;
 bool arg_json = false;
+bool arg_utc = false;
+bool arg_legend = true;
 bool arg_dry_run = false;
 bool arg_delete = false;
 bool arg_delete_excluded = false;
@@ -35,6 +37,7 @@ bool arg_force = false;
 unsigned arg_force_every = 0;
 const char *arg_to = NULL;
 bool arg_pin = false;
+const char *arg_description = NULL;
 const char *arg_pause_for = NULL;
 const char *arg_pause_until = NULL;
 
@@ -65,7 +68,7 @@ static void help(void) {
         printf("Usage: refsnapctl [OPTION]... VERB [ARG]...\n\n"
                "  status                   the daemon and each job: last, next, result\n"
                "  list [JOB]               snapshots with time, files, size\n"
-               "  snapshot JOB [--if-changed|--full] [--pin]\n"
+               "  snapshot JOB [--if-changed|--full] [--description TEXT] [--pin]\n"
                "                           take one now, through the daemon, and wait for it\n"
                "  diff JOB SNAP [SNAP|live] [PATH]\n"
                "                           added (+), removed (-) and changed (~) entries\n"
@@ -87,7 +90,10 @@ static void help(void) {
                "                           3 UNKNOWN; -w/-c after the verb are its thresholds\n\n"
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
-               "      --json               machine-readable output for status, list and diff\n"
+               "      --json               machine-readable output for status, list, diff, prune,\n"
+               "                           restore --dry-run and check-config\n"
+               "      --utc                times in UTC (default: the local zone, with its name)\n"
+               "      --no-legend          no column headers and no summary lines\n"
                "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
                "      --to=DIR             restore: into DIR instead of the job's source\n"
                "      --delete             restore: remove what the snapshot does not have, but what\n"
@@ -99,6 +105,7 @@ static void help(void) {
                "      --force              offsite: read every file (restic backup --force);\n"
                "                           delete: a pinned snapshot too\n"
                "      --pin                snapshot: pin the one taken\n"
+               "      --description=TEXT   snapshot: stored with it, shown by list (one line, 256 bytes)\n"
                "      --for=SPAN           pause: for this long (such as 2h or 3d)\n"
                "      --until=TIME         pause: until \"YYYY-MM-DD HH:MM[:SS]\" (local, Z: UTC) or @SECONDS\n"
                "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
@@ -112,11 +119,14 @@ static void help(void) {
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_UTC,
+               ARG_NO_LEGEND, ARG_DESCRIPTION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "utc", no_argument, NULL, ARG_UTC },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "to", required_argument, NULL, ARG_TO },
                 { "delete", no_argument, NULL, ARG_DELETE },
@@ -127,6 +137,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "force-every", required_argument, NULL, ARG_FORCE_EVERY },
                 { "pin", no_argument, NULL, ARG_PIN },
+                { "description", required_argument, NULL, ARG_DESCRIPTION },
                 { "for", required_argument, NULL, ARG_FOR },
                 { "until", required_argument, NULL, ARG_UNTIL },
                 { "help", no_argument, NULL, 'h' },
@@ -145,6 +156,12 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         arg_json = true;
+                        break;
+                case ARG_UTC:
+                        arg_utc = true;
+                        break;
+                case ARG_NO_LEGEND:
+                        arg_legend = false;
                         break;
                 case 'n':
                         arg_dry_run = true;
@@ -184,6 +201,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_PIN:
                         arg_pin = true;
                         break;
+                case ARG_DESCRIPTION:
+                        arg_description = optarg;
+                        break;
                 case ARG_FOR:
                         arg_pause_for = optarg;
                         break;
@@ -213,7 +233,7 @@ static int parse_argv(int argc, char *argv[]) {
  */
 static int find_check_verb(int argc, char *argv[]) {
         static const char *const with_arg[] = { "-c", "--config", "--conf-dir", "--to", "--force-every", "--for",
-                                                "--until" };
+                                                "--until", "--description" };
 
         for (int i = 1; i < argc; i++) {
                 bool takes = false;

@@ -12,7 +12,9 @@
 
 extern const char *arg_config;  /* -c, --config */
 extern const char *arg_dropins; /* --conf-dir */
-extern bool arg_json;           /* --json: status, list, diff */
+extern bool arg_json;           /* --json: status, list, diff, prune, restore --dry-run, check-config */
+extern bool arg_utc;            /* --utc: times shown in UTC, not the local zone */
+extern bool arg_legend;         /* false with --no-legend: no column headers, no summary lines */
 extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
 extern bool arg_delete;         /* --delete: restore */
 extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */
@@ -23,6 +25,7 @@ extern bool arg_force;          /* --force: offsite, a full read */
 extern unsigned arg_force_every; /* --force-every=N: offsite, every Nth run a full read; 0 never */
 extern const char *arg_to;      /* --to: restore; NULL: into the job's source */
 extern bool arg_pin;            /* --pin: snapshot */
+extern const char *arg_description;     /* --description: snapshot */
 extern const char *arg_pause_for;       /* --for: pause */
 extern const char *arg_pause_until;     /* --until: pause */
 

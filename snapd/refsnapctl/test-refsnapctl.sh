@@ -41,6 +41,26 @@ ok grep -q "^home  *${y}T10:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
 ok test "$(grep -c "^home " <<<"$out")" = 3
 json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d)==3 and d[0]["files"]==1234 and d[0]["job"]=="home"' "$json"
+# A description (snapshot --description), shown at the end of its line and in JSON;
+# one that holds what none may is not shown, and said on stderr.
+printf 'before the upgrade – ok\n' > "$t/store/.facts/${y}T10:30:00Z.description"
+printf 'evil\033[2J\n' > "$t/store/.facts/${y}T11:00:00Z.description"
+out=$("$ctl" "${c[@]}" list 2>"$t/err")
+ok grep -q "^home  *${y}T10:30:00Z  *1234  *4.8M  *3s  description: before the upgrade – ok$" <<<"$out"
+ok grep -q "^home  *${y}T11:00:00Z  *1234  *4.8M  *3s$" <<<"$out"
+ok grep -q "snapshot ${y}T11:00:00Z: cannot read its description: Bad message" "$t/err"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" "${c[@]}" --json list home 2>/dev/null)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["description"] for x in d]==[None, "before the upgrade – ok", None], d' "$json"
+rm "$t/store/.facts/${y}T10:30:00Z.description" "$t/store/.facts/${y}T11:00:00Z.description"
+# snapshot --description: refused before refsnapd is asked when no snapshot may carry it.
+for bad in "$(printf 'two\nlines')" "$(printf 'esc\033[31m')" "$(head -c 257 /dev/zero | tr '\0' x)" ''; do
+	"$ctl" "${c[@]}" snapshot home --description "$bad" >/dev/null 2>"$t/err"
+	ok test $? = 2
+	ok grep -q -- "--description: .*one line of 1 to 256 bytes" "$t/err"
+done
+"$ctl" "${c[@]}" snapshot home --if-changed --description fine >/dev/null 2>&1
+ok test $? = 2
 "$ctl" "${c[@]}" list nope >/dev/null 2>&1
 ok test $? = 4
 # How each was made, when its facts say: full or incremental, reused and made.
@@ -54,15 +74,34 @@ json=$("$ctl" "${c[@]}" --json list home)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d[0]["kind"] is None and d[1]["kind"]=="full" and d[1]["made"]==1300 and d[2]["kind"]=="incremental" and d[2]["reused"]==1200 and d[2]["made"]==100 and d[2]["compared"]==60' "$json"
 # on_change's last skip, after the newest snapshot: said, on a line of its own.
 date -u -d "${y}T12:00:00Z" +%s > "$t/store/.checked"
-out=$("$ctl" "${c[@]}" list)
-ok grep -q "^  home: unchanged since ${y}T11:00:00Z, last checked ${y}T12:00:00Z$" <<<"$out"
+# Its times in the local zone, with the zone's name (a POSIX TZ: no
+# zoneinfo needed), or in UTC with --utc; the names stay UTC identifiers.
+out=$(TZ=XST-5:30 "$ctl" "${c[@]}" list)
+ok grep -q "^  home: unchanged since ${y} 16:30:00 XST, last checked ${y} 17:30:00 XST$" <<<"$out"
+ok test "$(grep -c "^home  *${y}T1[01]:[03]0:00Z " <<<"$out")" = 3
+out=$(TZ=XST-5:30 "$ctl" "${c[@]}" --utc list)
+ok grep -q "^  home: unchanged since ${y} 11:00:00 UTC, last checked ${y} 12:00:00 UTC$" <<<"$out"
+# --no-legend: the rows alone.
+out=$("$ctl" "${c[@]}" --no-legend list)
+ok test "$(wc -l <<<"$out")" = 4
 ok test "$(grep -c "^home " <<<"$out")" = 3
+ok test "$(grep -c SNAPSHOT <<<"$out")" = 0
 rm "$t/store/.checked"
 out=$("$ctl" "${c[@]}" prune home --dry-run)
 ok grep -q "2 snapshots would be removed" <<<"$out"
 ok test -d "$t/store/${y}T10:00:00Z"
-out=$("$ctl" "${c[@]}" prune home)
-ok grep -q "2 snapshots removed" <<<"$out"
+# --json: each snapshot with what keeps it (zrepl#713), the rules by name; a pin is one.
+json=$("$ctl" "${c[@]}" --json prune home --dry-run)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["job"]=="home" and d["dry_run"] is True and d["removed"]==2 and [x["action"] for x in s]==["remove","remove","keep"] and s[0]["kept_by"]==[] and "newest" in s[2]["kept_by"] and "hourly" in s[2]["kept_by"] and s[2]["error"] is None and d["messages"]==[], d' "$json"
+touch "$t/store/.facts/${y}T10:00:00Z.pinned"
+json=$("$ctl" "${c[@]}" --json prune home --dry-run)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["removed"]==1 and s[0]["snapshot"].endswith("T10:00:00Z") and s[0]["action"]=="keep" and s[0]["kept_by"]==["pinned"], d' "$json"
+rm "$t/store/.facts/${y}T10:00:00Z.pinned"
+out=$("$ctl" "${c[@]}" --no-legend prune home --dry-run)
+ok test "$(grep -c "would be removed" <<<"$out")" = 0
+ok test -d "$t/store/${y}T10:00:00Z"
+json=$("$ctl" "${c[@]}" --json prune home)
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); s=d["snapshots"]; assert d["dry_run"] is False and d["removed"]==2 and [x["action"] for x in s]==["remove","remove","keep"] and s[0]["error"] is None, d' "$json"
 ok test ! -e "$t/store/${y}T10:00:00Z" -a ! -e "$t/store/.facts/${y}T10:30:00Z"
 ok test -d "$t/store/${y}T11:00:00Z" -a -d "$t/store/notes"
 "$ctl" "${c[@]}" prune >/dev/null 2>&1
@@ -77,6 +116,22 @@ out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1
 ok grep -q "main.conf:3: \[home\]: store $t/store: its filesystem cannot share data between files, so every snapshot would fail (a reflink of the probe file: " <<<"$out"
 ok test "$(ls -A "$t/store")" = "$before"
+# --json: the same error by file and line, the same exit status.
+json=$("$ctl" "${c[@]}" --json check-config)
+ok test $? = 1
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); e=d["errors"]; assert d["ok"] is False and d["jobs"] is None and len(e)==1 and e[0]["file"].endswith("/main.conf") and e[0]["line"]==3 and "cannot share data" in e[0]["message"] and d["notes"]==[], d' "$json"
+# A configuration whose name holds an escape sequence, a newline and a
+# byte of no UTF-8: escaped in text, valid JSON that gives the bytes back.
+odd=$t/$'odd\e[31m\nname\xff.conf'
+cp "$t/main.conf" "$odd"
+out=$("$ctl" -c "$odd" --conf-dir "$t/conf.d" check-config 2>&1)
+ok test $? = 1
+ok grep -qF 'odd\x1b[31m\nname\xff.conf:3: [home]: store' <<<"$out"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" -c "$odd" --conf-dir "$t/conf.d" --json check-config)
+# The configuration by its bytes; an error's file as the text shows it, escaped (one line).
+ok python3 -c 'import json,os,sys; d=json.loads(sys.argv[1]); e=d["errors"]; assert os.fsencode(d["config"])==os.fsencode(sys.argv[2]) and len(e)==1 and e[0]["file"].endswith("/odd\\x1b[31m\\nname\\xff.conf") and e[0]["line"]==3, d' "$json" "$odd"
+rm "$odd"
 
 # diff: a snapshot against the live tree, against another, --json, a path.
 s1="${y}T11:00:00Z"
@@ -135,6 +190,20 @@ out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete)
 ok grep -q "^- added$" <<<"$out"
 ok grep -q "^+ gone$" <<<"$out"
 ok grep -q "^~ d/edit$" <<<"$out"
+ok test -e "$t/src/added" -a ! -e "$t/src/gone"
+# --json: the same entries, a name of any bytes among them given back
+# exactly (escaped in the text), and the counts; only with --dry-run.
+s1n=$'r\e[1m\nx\xfe'
+touch "$t/store/$s1/$s1n"
+out=$("$ctl" "${c[@]}" restore home latest --dry-run --delete)
+ok grep -qxF '+ r\x1b[1m\nx\xfe' <<<"$out"
+ok test "$(grep -c $'\e' <<<"$out")" = 0
+json=$("$ctl" "${c[@]}" --json restore home latest --dry-run --delete)
+ok test $? = 0
+ok python3 -c 'import json,os,sys; d=json.loads(sys.argv[1]); e={os.fsencode(x["path"]): x["change"] for x in d["entries"]}; assert d["job"]=="home" and d["delete"] is True and e[b"added"]=="removed" and e[b"gone"]=="added" and e[b"d/edit"]=="changed" and e[os.fsencode(sys.argv[2])]=="added" and d["restore"]==3 and d["remove"]==1 and d["refused"]==0, d' "$json" "$s1n"
+rm "$t/store/$s1/$s1n"
+"$ctl" "${c[@]}" --json restore home latest >/dev/null 2>&1
+ok test $? = 2
 ok test -e "$t/src/added" -a ! -e "$t/src/gone"
 # PATHs that overlap are one (restored, and guarded, once); the source
 # itself as a PATH is the whole job.

@@ -150,8 +150,54 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* Snapshot(), SnapshotFull() and SnapshotIfChanged(): the reply waits for the worker. */
-static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full, sd_bus_error *error) {
+/*
+ * The options of SnapshotWithOptions(): "full" (b) and "description" (s,
+ * checked by snapshot_description_check()); any other is InvalidArgs.
+ */
+static int read_snapshot_options(sd_bus_message *msg, bool *full, const char **description, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "full") == 0) {
+                        int v;
+
+                        r = sd_bus_message_read(msg, "v", "b", &v);
+                        *full = v;
+                } else if (strcmp(key, "description") == 0) {
+                        r = sd_bus_message_read(msg, "v", "s", description);
+                        if (r >= 0 && snapshot_description_check(*description) < 0)
+                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                         "A description is one line of 1 to %d bytes of UTF-8 "
+                                                         "with no control character", SNAPSHOT_DESCRIPTION_MAX);
+                } else
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+/*
+ * Snapshot(), SnapshotFull(), SnapshotIfChanged() and
+ * SnapshotWithOptions() (with_options: its a{sv}): the reply waits for
+ * the worker.
+ */
+static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full, bool with_options,
+                         sd_bus_error *error) {
+        const char *description = NULL;
         Manager *m = b->manager;
         Waiting *w;
         const char *name;
@@ -166,6 +212,11 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
+        if (with_options) {
+                r = read_snapshot_options(msg, &full, &description, error);
+                if (r < 0)
+                        return r;
+        }
         js = find_or_error(m, name, error);
         if (!js)
                 return -ENOENT;
@@ -175,7 +226,7 @@ static int snapshot_call(sd_bus_message *msg, Bus *b, bool if_changed, bool full
         if (!w)
                 return -ENOMEM;
         b->waiting = w;
-        r = if_changed ? manager_job_decide(js, 0) : manager_snapshot_now(js, full);
+        r = if_changed ? manager_job_decide(js, 0) : manager_snapshot_now(js, full, description);
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, BUS_ERROR_BUSY, "A snapshot of %s is running", name);
         if (r < 0)
@@ -283,15 +334,20 @@ static int method_get_job(sd_bus_message *msg, void *userdata, sd_bus_error *err
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return snapshot_call(msg, userdata, false, false, error);
+        return snapshot_call(msg, userdata, false, false, false, error);
 }
 
 static int method_snapshot_full(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return snapshot_call(msg, userdata, false, true, error);
+        return snapshot_call(msg, userdata, false, true, false, error);
 }
 
 static int method_snapshot_if_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return snapshot_call(msg, userdata, true, false, error);
+        return snapshot_call(msg, userdata, true, false, false, error);
+}
+
+/* SnapshotWithOptions(s job, a{sv} options) -> (s snapshot): Snapshot() with "full" and "description". */
+static int method_snapshot_with_options(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return snapshot_call(msg, userdata, false, false, true, error);
 }
 
 typedef struct PruneTask {
@@ -833,6 +889,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_snapshots, 0),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SnapshotWithOptions", SD_BUS_ARGS("s", job, "a{sv}", options),
+                                SD_BUS_RESULT("s", snapshot), method_snapshot_with_options,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotFull", SD_BUS_ARGS("s", job), SD_BUS_RESULT("s", snapshot),
                                 method_snapshot_full, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotIfChanged", SD_BUS_ARGS("s", job),

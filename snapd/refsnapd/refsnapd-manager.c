@@ -233,13 +233,13 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         return 0;
 }
 
-static int job_start(JobState *js, bool full) {
+static int job_start(JobState *js, bool full, const char *description) {
         Manager *m = js->manager;
         pid_t pid;
         int r;
 
         js->changed = false;
-        r = worker_start(js->job, full, &pid);
+        r = worker_start(js->job, full, description, &pid);
         if (r < 0) {
                 log_job(LOG_ERR, js->name, "cannot fork: %s", strerror(-r));
                 return r;
@@ -267,13 +267,16 @@ JobState *manager_find_job(Manager *m, const char *name) {
         return NULL;
 }
 
-int manager_snapshot_now(JobState *js, bool full) {
+int manager_snapshot_now(JobState *js, bool full, const char *description) {
         if (!js->job)
                 return -ENOENT;
         if (js->child)
                 return -EBUSY;
-        log_job(LOG_INFO, js->name, "%s requested over D-Bus", full ? "full snapshot" : "snapshot");
-        return job_start(js, full);
+        if (description && snapshot_description_check(description) < 0)
+                return -EINVAL;
+        log_job(LOG_INFO, js->name, "%s requested over D-Bus%s", full ? "full snapshot" : "snapshot",
+                description ? ", with a description" : "");
+        return job_start(js, full, description);
 }
 
 static void job_watch(JobState *js);
@@ -498,7 +501,7 @@ int manager_job_decide(JobState *js, usec_t due) {
         if (!job_may_skip(js, now)) {
                 if (due == 0)
                         log_job(LOG_INFO, js->name, "changed since the last snapshot: one requested over D-Bus");
-                r = job_start(js, false);
+                r = job_start(js, false, NULL);
                 return r < 0 ? r : JOB_STARTED;
         }
         if (due == 0)

@@ -136,8 +136,12 @@ void manager_done(Manager *m);
 
 JobState *manager_find_job(Manager *m, const char *name);
 
-/* Start a snapshot of js now (full: a full one), in a worker process.  -EBUSY: one is running. */
-int manager_snapshot_now(JobState *js, bool full);
+/*
+ * Start a snapshot of js now (full: a full one; description: what it is
+ * stored with, or NULL), in a worker process.  -EBUSY: one is running;
+ * -EINVAL: a description no snapshot may carry (snapshot_description_check()).
+ */
+int manager_snapshot_now(JobState *js, bool full, const char *description);
 
 enum { JOB_STARTED = 1, JOB_SKIPPED = 2 };
 

@@ -31,6 +31,7 @@ static const struct {
 } member_actions[] = {
         { "Snapshot",           POLKIT_ACTION_SNAPSHOT },
         { "SnapshotFull",       POLKIT_ACTION_SNAPSHOT },
+        { "SnapshotWithOptions", POLKIT_ACTION_SNAPSHOT },
         { "SnapshotIfChanged",  POLKIT_ACTION_SNAPSHOT },
         { "Prune",              POLKIT_ACTION_MANAGE },
         { "Cancel",             POLKIT_ACTION_MANAGE },

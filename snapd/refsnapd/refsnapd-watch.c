@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "btrfs-util.h"
+#include "chase.h"
 #include "fd-util.h"
 #include "macro.h"
-#include "chase.h"
 #include "mountpoint-util.h"
 #include "refsnapd-watch.h"
 
@@ -155,40 +156,46 @@ static int mount_info(uint64_t mnt_id, dev_t *ret_dev, char **ret_type) {
         return *ret_type ? 0 : -ENOMEM;
 }
 
+typedef struct TopInode {
+        bool found;
+        uint32_t gen;
+} TopInode;
+
+static int on_top_inode(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
+        TopInode *t = userdata;
+        uint64_t gen;
+
+        if (h->objectid != BTRFS_FIRST_FREE_OBJECTID || h->type != BTRFS_INODE_ITEM_KEY || h->len < sizeof(gen))
+                return -EIO;
+        /* struct btrfs_inode_item begins with its generation, little-endian. */
+        memcpy(&gen, data, sizeof(gen));
+        *t = (TopInode) { .found = true, .gen = (uint32_t) le64toh(gen) };
+        return 1;       /* the one item */
+}
+
 /*
  * The generation of the top-level subvolume's root directory (a file
  * handle names it): read from the filesystem tree with
- * BTRFS_IOC_TREE_SEARCH, through any directory of the filesystem.
+ * BTRFS_IOC_TREE_SEARCH_V2, through any directory of the filesystem.
  */
 static int btrfs_top_generation(int dir_fd, uint32_t *ret) {
-        struct btrfs_ioctl_search_args args = {
-                .key = {
-                        .tree_id = BTRFS_FS_TREE_OBJECTID,
-                        .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
-                        .max_objectid = BTRFS_FIRST_FREE_OBJECTID,
-                        .min_type = BTRFS_INODE_ITEM_KEY,
-                        .max_type = BTRFS_INODE_ITEM_KEY,
-                        .max_offset = UINT64_MAX,
-                        .max_transid = UINT64_MAX,
-                        .nr_items = 1,
-                },
-        };
-        struct btrfs_ioctl_search_header sh;
-        _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        uint64_t gen;
+        TopInode t = {};
+        int r;
 
-        if (fd < 0)
-                return -errno;
-        if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
-                return -errno;
-        if (args.key.nr_items < 1)
+        r = btrfs_tree_search(dir_fd, BTRFS_FS_TREE_OBJECTID, &(struct btrfs_ioctl_search_key) {
+                                      .min_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                                      .max_objectid = BTRFS_FIRST_FREE_OBJECTID,
+                                      .min_type = BTRFS_INODE_ITEM_KEY,
+                                      .max_type = BTRFS_INODE_ITEM_KEY,
+                                      .max_offset = UINT64_MAX,
+                                      .max_transid = UINT64_MAX,
+                              },
+                              on_top_inode, &t);
+        if (r < 0)
+                return r;
+        if (!t.found)
                 return -ENOENT;
-        memcpy(&sh, args.buf, sizeof(sh));
-        if (sh.objectid != BTRFS_FIRST_FREE_OBJECTID || sh.type != BTRFS_INODE_ITEM_KEY || sh.len < sizeof(gen))
-                return -EIO;
-        /* struct btrfs_inode_item begins with its generation, little-endian. */
-        memcpy(&gen, args.buf + sizeof(sh), sizeof(gen));
-        *ret = (uint32_t) le64toh(gen);
+        *ret = t.gen;
         return 0;
 }
 

@@ -131,9 +131,9 @@ static void worker_prune(const Job *job) {
                 log_job(LOG_INFO, job->name, "retention removed %d snapshot%s", r, r == 1 ? "" : "s");
 }
 
-_noreturn_ void worker_run(const Job *job, bool full) {
+_noreturn_ void worker_run(const Job *job, bool full, const char *description) {
         _cleanup_free_ char *path = NULL;
-        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job, .full = full };
+        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job, .full = full, .description = description };
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
@@ -206,13 +206,13 @@ _noreturn_ void worker_run(const Job *job, bool full) {
         _exit(code);
 }
 
-int worker_start(const Job *job, bool full, pid_t *ret) {
+int worker_start(const Job *job, bool full, const char *description, pid_t *ret) {
         pid_t pid = fork();
 
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                worker_run(job, full);
+                worker_run(job, full, description);
         *ret = pid;
         return 0;
 }

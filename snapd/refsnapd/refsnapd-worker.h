@@ -15,8 +15,11 @@
  * pre_snapshot hook failed) or EXIT_CANCELLED (exit-status.h).
  */
 
-/* Fork a worker for job (full: a full snapshot, refsnapctl snapshot --full); its pid in *ret. */
-int worker_start(const Job *job, bool full, pid_t *ret);
+/*
+ * Fork a worker for job (full: a full snapshot, refsnapctl snapshot
+ * --full; description: the snapshot's, or NULL); its pid in *ret.
+ */
+int worker_start(const Job *job, bool full, const char *description, pid_t *ret);
 
 /* The worker's work, in this process (refsnapd --run-once).  Never returns. */
-_noreturn_ void worker_run(const Job *job, bool full);
+_noreturn_ void worker_run(const Job *job, bool full, const char *description);

@@ -91,6 +91,7 @@ ok grep -q '^\.Snapshot  *method  *s  *s ' <<<"$intro"
 ok grep -q '^\.SnapshotFinished  *signal  *ssbs ' <<<"$intro"
 ok grep -q '^\.SnapshotIfChanged  *method  *s  *bs ' <<<"$intro"
 ok grep -q '^\.SnapshotFull  *method  *s  *s ' <<<"$intro"
+ok grep -q '^\.SnapshotWithOptions  *method  *sa{sv}  *s ' <<<"$intro"
 out=$("$ctl" status)
 ok test $? = 0
 ok grep -q '^refsnapd .*: running$' <<<"$out"
@@ -99,7 +100,7 @@ ok test "$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" get-property org.refsnap1
 ok grep -q 'reflink path: stock (no reflinkat(2) in this kernel' "$t/daemon.log"
 # The first snapshot of a new job starts at once; here it fails (the
 # host's filesystem shares no extents, or the host has no reflinkat).
-ok grep -q '^bt  *-  *20[-0-9T:]*Z  *failed$' <<<"$out"
+ok grep -q '^bt  *-  *20[-0-9]* [0-9:]* [A-Za-z0-9+-]*  *failed$' <<<"$out"
 json=$("$ctl" --json status)
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["jobs"][0]["job"]=="bt" and d["jobs"][0]["result"]=="failed" and d["reflink"]=="stock"' "$json"
 ok test "$(rc "$ctl" snapshot bt)" = 1
@@ -116,6 +117,16 @@ ok test "$(rc "$ctl" snapshot bt --full)" = 1
 ok grep -q 'full snapshot requested over D-Bus' "$t/daemon.log"
 ok test "$(rc "$ctl" snapshot bt --full --if-changed)" = 2
 ok test "$(rc "$ctl" snapshot --full nope)" = 4
+# SnapshotWithOptions(): a description taken (the snapshot itself fails here
+# as every one of bt does), one no snapshot may carry and an unknown option refused.
+ok test "$(rc "$ctl" snapshot bt --description 'before the upgrade')" = 1
+ok grep -q 'snapshot requested over D-Bus, with a description' "$t/daemon.log"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager \
+	SnapshotWithOptions 'sa{sv}' bt 1 description s "$(printf 'a\033[2Jb')" 2>&1)
+ok grep -q 'one line of 1 to 256 bytes' <<<"$out"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager \
+	SnapshotWithOptions 'sa{sv}' bt 1 colour s red 2>&1)
+ok grep -q "Unknown option 'colour'" <<<"$out"
 ok test "$(rc "$ctl" prune nope)" = 4
 out=$("$ctl" "${c[@]}" prune bt --dry-run 2>&1)
 ok test $? = 0
@@ -364,7 +375,10 @@ out=$("$ctl" snapshot mg --if-changed 2>&1)
 ok test $? = 7
 ok grep -q '^mg: skipped: the job is paused' <<<"$out"
 ok grep -q 'mg: paused until .*: the due-time decision asked over D-Bus skipped' "$t/daemon.log"
-ok grep -q '^mg .*; paused until 20[-0-9T:]*Z$' <<<"$("$ctl" status)"
+ok grep -q '^mg .*; paused until 20[-0-9]* [0-9:]* UTC$' <<<"$("$ctl" --utc status)"
+ok grep -q '^mg .*; paused until 20[-0-9]* [0-9:]* XST$' <<<"$(TZ=XST-5:30 "$ctl" status)"
+ok grep -q '^JOB  *LAST  *NEXT  *RESULT$' <<<"$("$ctl" status)"
+ok test "$("$ctl" --no-legend status | grep -c '^JOB ')" = 0
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); j=[j for j in d["jobs"] if j["job"]=="mg"][0]; assert j["paused"] and j["paused_until"] > 0, j' "$("$ctl" --json status)"
 ok test "$(rc "$ctl" "${c[@]}" pause mg --for 2h --until '2030-01-01 00:00')" = 2
 ok test "$(rc "$ctl" "${c[@]}" pause mg --until '2001-01-01 00:00')" = 2

@@ -40,6 +40,7 @@ int main(int argc, char *argv[]) {
 
         CHECK_STREQ(polkit_action_for("Snapshot"), POLKIT_ACTION_SNAPSHOT);
         CHECK_STREQ(polkit_action_for("SnapshotFull"), POLKIT_ACTION_SNAPSHOT);
+        CHECK_STREQ(polkit_action_for("SnapshotWithOptions"), POLKIT_ACTION_SNAPSHOT);
         CHECK_STREQ(polkit_action_for("SnapshotIfChanged"), POLKIT_ACTION_SNAPSHOT);
         CHECK_STREQ(polkit_action_for("Prune"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Cancel"), POLKIT_ACTION_MANAGE);

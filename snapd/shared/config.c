@@ -19,6 +19,7 @@
 
 #include "chase.h"
 #include "config.h"
+#include "escape.h"
 #include "fd-util.h"
 #include "hook.h"
 #include "macro.h"
@@ -409,23 +410,32 @@ static char *reader(char *str, int num, void *stream) {
 }
 
 static int parse_file(Parser *p, const char *path) {
+        /*
+         * The file as every message names it, escaped (cescape()): a name
+         * may hold a newline, which would split a message in two, or an
+         * escape sequence.
+         */
+        _cleanup_free_ char *shown = cescape(path);
         int r;
 
+        if (!shown)
+                return -ENOMEM;
         p->f = fopen(path, "re");
         if (!p->f) {
                 r = -errno;
-                report(p->errors, &p->n_errors, "%s: cannot open: %s", path, strerror(-r));
+                report(p->errors, &p->n_errors, "%s: cannot open: %s", shown, strerror(-r));
                 return r;
         }
-        p->file = path;
+        p->file = shown;
         p->line = 0;
         p->section_line = 0;
         r = ini_parse_stream(reader, p, handler, p);
         if (r > 0)
                 report(p->errors, &p->n_errors,
-                       "%s:%d: syntax error: expected [SECTION], KEY = VALUE or a comment", path, r);
+                       "%s:%d: syntax error: expected [SECTION], KEY = VALUE or a comment", shown, r);
         fclose(p->f);
         p->f = NULL;
+        p->file = NULL;
         return 0;
 }
 
@@ -780,7 +790,7 @@ int config_load_checked(const char *main_file, const char *dropin_dir, Config **
  * unnamed files made in the store (or where it will be made), so that the
  * probe leaves no name for anyone to race.
  */
-static void check_reflink(FILE *f, unsigned *n, const Job *j) {
+static void check_reflink(FILE *f, FILE *w, unsigned *n, const Job *j) {
         static const char block[4096] = "refsnap check-config probe";
         _cleanup_close_ int dfd = -EBADF, a = -EBADF, b = -EBADF;
         _cleanup_free_ char *existing = NULL;
@@ -821,7 +831,7 @@ static void check_reflink(FILE *f, unsigned *n, const Job *j) {
          * starting.
          */
         if (r < 0)
-                fprintf(stderr, "%s:%u: [%s]: store %s: warning: could not probe whether its filesystem "
+                fprintf(w, "%s:%u: [%s]: store %s: warning: could not probe whether its filesystem "
                         "shares data (%s: %s)\n", j->store_at.file, j->store_at.line, j->name, j->store, what,
                         strerror(-r));
 }
@@ -858,43 +868,92 @@ static void check_quota(FILE *f, unsigned *n, const Job *j) {
                        "any limit", j->store_at.file, j->store_at.line, j->name, j->store, strerror(-r));
 }
 
+/* *dst := *dst followed by s (s freed); -ENOMEM. */
+static int append_text(char **dst, char *s) {
+        _cleanup_free_ char *a = s;
+        char *t;
+
+        if (!a || !*a)
+                return 0;
+        if (!*dst) {
+                *dst = TAKE_PTR(a);
+                return 0;
+        }
+        if (asprintf(&t, "%s%s", *dst, a) < 0)
+                return -ENOMEM;
+        free(*dst);
+        *dst = t;
+        return 0;
+}
+
+int config_check(const char *main_file, const char *dropin_dir, Config **ret, char **errors, char **warnings) {
+        _cleanup_config_free_ Config *c = NULL;
+        char *more_errors = NULL, *more_warnings = NULL;
+        size_t se = 0, sw = 0;
+        unsigned n = 0;
+        FILE *f, *w;
+        int r;
+
+        r = config_load_checked(main_file, dropin_dir, &c, errors, warnings);
+        if (r < 0)
+                return r;
+        /* What only an explicit check does: write to each store's filesystem. */
+        f = open_memstream(&more_errors, &se);
+        w = f ? open_memstream(&more_warnings, &sw) : NULL;
+        if (!w) {
+                if (f)
+                        fclose(f);
+                free(more_errors);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < c->n_jobs; i++) {
+                if (path_under_fuse(NULL, c->jobs[i]->source, NULL, NULL) > 0 ||
+                    path_under_fuse(NULL, c->jobs[i]->store, NULL, NULL) > 0)
+                        continue;       /* said in the warnings */
+                check_reflink(f, w, &n, c->jobs[i]);
+                check_quota(f, &n, c->jobs[i]);
+        }
+        r = fclose(f) != 0 ? -ENOMEM : 0;
+        if (fclose(w) != 0)
+                r = -ENOMEM;
+        if (append_text(warnings, more_warnings) < 0 || append_text(errors, more_errors) < 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        if (n > 0)
+                return -EINVAL;
+        if (ret)
+                *ret = TAKE_PTR(c);
+        return 0;
+}
+
 int config_check_command(const char *prog, const char *main_file, const char *dropin_dir) {
         _cleanup_config_free_ Config *c = NULL;
         _cleanup_free_ char *errors = NULL, *warnings = NULL;
         int r;
 
-        r = config_load_checked(main_file, dropin_dir, &c, &errors, &warnings);
+        r = config_check(main_file, dropin_dir, &c, &errors, &warnings);
         /* The state of the disk: said, per job, but no error of the configuration. */
-        fputs(warnings ? warnings : "", stderr);
-        if (r >= 0) {
-                /* What only an explicit check does: write to each store's filesystem. */
-                size_t size = 0;
-                unsigned n = 0;
-                FILE *f = open_memstream(&errors, &size);
-
-                if (!f) {
-                        fprintf(stderr, "%s: out of memory\n", prog);
-                        return 1;
-                }
-                for (size_t i = 0; i < c->n_jobs; i++) {
-                        if (path_under_fuse(NULL, c->jobs[i]->source, NULL, NULL) > 0 ||
-                            path_under_fuse(NULL, c->jobs[i]->store, NULL, NULL) > 0)
-                                continue;       /* said above */
-                        check_reflink(f, &n, c->jobs[i]);
-                        check_quota(f, &n, c->jobs[i]);
-                }
-                r = fclose(f) != 0 ? -ENOMEM : n > 0 ? -EINVAL : 0;
-        }
+        fputs_cescaped_lines(warnings, stderr);
         if (r < 0) {
-                fputs(errors ? errors : "", stderr);
-                fprintf(stderr, "%s: %s: the configuration has errors\n", prog, main_file);
+                /* Each line as a terminal may show it: a file name in it may hold any byte. */
+                fputs_cescaped_lines(errors, stderr);
+                if (r == -ENOMEM)
+                        fprintf(stderr, "%s: out of memory\n", prog);
+                fprintf(stderr, "%s: ", prog);
+                fputs_cescaped(main_file, stderr);
+                fprintf(stderr, ": the configuration has errors\n");
                 return 1;
         }
         /* Which way files are made here (reflinkat.2: the stock path's limits). */
-        printf("reflink path: %s\n", reflink_path() == REFLINK_PATH_STOCK ?
-               "stock (no reflinkat(2) in this kernel: O_TMPFILE, FICLONE, linkat)" :
-               "syscall (reflinkat(2))");
-        printf("%s: configuration OK, %zu job%s%s\n", main_file, c->n_jobs, c->n_jobs == 1 ? "" : "s",
+        printf("reflink path: %s\n", config_reflink_path_text());
+        fputs_cescaped(main_file, stdout);
+        printf(": configuration OK, %zu job%s%s\n", c->n_jobs, c->n_jobs == 1 ? "" : "s",
                warnings ? "; the warnings above fail their jobs until fixed" : "");
         return 0;
+}
+
+const char *config_reflink_path_text(void) {
+        return reflink_path() == REFLINK_PATH_STOCK ?
+                "stock (no reflinkat(2) in this kernel: O_TMPFILE, FICLONE, linkat)" : "syscall (reflinkat(2))";
 }

@@ -86,6 +86,16 @@ int config_load_checked(const char *main_file, const char *dropin_dir, Config **
                         char **warnings);
 
 /*
+ * config_load_checked() and what only an explicit check does: a reflink
+ * probe on each store's filesystem and its quotas, their errors added to
+ * *errors (-EINVAL), and to *warnings a probe that could not be made.
+ * *ret (when not NULL) on success.
+ */
+int config_check(const char *main_file, const char *dropin_dir, Config **ret, char **errors, char **warnings);
+/* Which way files are made here, as check-config says it. */
+const char *config_reflink_path_text(void);
+
+/*
  * What "--check-config" prints: every error on stderr, or a one-line OK on
  * stdout.  Returns the exit status, 0 or 1.
  */

@@ -27,7 +27,8 @@ int log_event_at(const char *file, int line, const char *func, int level, const 
         int n = 0, r;
         va_list ap;
 
-        if (level > log_get_max_level())
+        /* The log's own target (LogControl1's LogTarget) rules events too: null says nothing. */
+        if (level > log_get_max_level() || log_get_target() == LOG_TARGET_NULL)
                 return 0;
         va_start(ap, fmt);
         r = vasprintf(&msg, fmt, ap);

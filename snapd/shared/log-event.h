@@ -39,7 +39,10 @@ typedef struct EventFields {
 } EventFields;
 
 /*
- * Where events go when stderr is not the journal: LOG_EVENTS_STDERR (the
+ * Events follow the log's target (log_set_target(), LogControl1's
+ * LogTarget) as log_job() does: null says nothing, console writes the line
+ * on stderr, journal (or auto with stderr the journal's stream) sends the
+ * event with its fields.  Where events go when stderr is not the journal: LOG_EVENTS_STDERR (the
  * default: a line on stderr, as log_job() writes) or LOG_EVENTS_JOURNAL
  * (the journal only, nothing printed when it cannot be reached:
  * refsnapctl, whose own output says what happened).

@@ -13,6 +13,7 @@
 #include "copy-meta.h"
 #include "dirent-util.h"
 #include "escape.h"
+#include "json-util.h"
 #include "exclude.h"
 #include "log.h"
 #include "macro.h"
@@ -620,6 +621,34 @@ static int restore_open_live(Restore *o, int live_root, int snap_root, bool mkdi
 }
 
 /*
+ * (restore.h)
+ */
+void restore_print_entry(Restore *o, char mark, const char *path, bool dir, const char *why) {
+        if (o->json) {
+                const char *change = mark == '+' ? "added" : mark == '~' ? "changed" : mark == '-' ? "removed" :
+                                     mark == '=' ? "kept" : "refused";
+
+                fprintf(o->out, "{\"change\":\"%s\",\"path\":", change);
+                json_string(o->out, path);
+                fprintf(o->out, ",\"dir\":%s,\"why\":", dir ? "true" : "false");
+                if (why)
+                        json_string(o->out, why);
+                else
+                        fputs("null", o->out);
+                fputs("}\n", o->out);
+                return;
+        }
+        fprintf(o->out, "%c ", mark);
+        fputs_cescaped(path, o->out);   /* any name, one line, no terminal control */
+        fputs(dir ? "/" : "", o->out);
+        if (why && mark == '=')
+                fprintf(o->out, " (%s)", why);
+        else if (why)
+                fprintf(o->out, ": %s", why);
+        fputc('\n', o->out);
+}
+
+/*
  * The dry run's look at each directory in both trees: what the restore
  * would refuse (another user's directory; a subvolume of its own where no
  * staging directory can be made) is said with "!", and not looked into.
@@ -639,9 +668,7 @@ static int dry_dir(const char *path, int live_parent, const struct stat *ls, con
                       "staging directory can be made safely";
         if (!why)
                 return 0;
-        fputs("! ", o->out);
-        fputs_cescaped(path, o->out);
-        fprintf(o->out, "/: %s\n", why);
+        restore_print_entry(o, '!', path, true, why);
         o->stats.failed++;
         if (o->error == 0)
                 o->error = -EPERM;
@@ -656,15 +683,11 @@ static int print_change(DiffKind kind, const char *path, const struct stat *a, c
         if (kind == DIFF_REMOVED && !o->delete)
                 return 0;
         if (kind == DIFF_REMOVED && delete_keeps(o, path, S_ISDIR(a->st_mode))) {
-                fputs("= ", o->out);
-                fputs_cescaped(path, o->out);   /* any name, one line, no terminal control */
-                fprintf(o->out, "%s (excluded or skipped: --delete leaves it)\n", S_ISDIR(a->st_mode) ? "/" : "");
+                restore_print_entry(o, '=', path, S_ISDIR(a->st_mode), "excluded or skipped: --delete leaves it");
                 o->stats.kept++;
                 return 0;
         }
-        fprintf(o->out, "%c ", diff_mark(kind));
-        fputs_cescaped(path, o->out);
-        fprintf(o->out, "%s\n", (b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode)) ? "/" : "");
+        restore_print_entry(o, diff_mark(kind), path, b ? S_ISDIR(b->st_mode) : S_ISDIR(a->st_mode), NULL);
         if (kind == DIFF_REMOVED)
                 o->stats.deleted++;
         else

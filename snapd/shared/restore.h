@@ -78,6 +78,7 @@ typedef struct Restore {
         bool delete;            /* remove what the snapshot does not have */
         bool dry_run;           /* only list what would change, on out */
         FILE *out;              /* dry run: "+ path", "~ path", "- path" */
+        bool json;              /* dry run: on out, one JSON object a line instead (restore.c's print_entry()) */
         FILE *log;              /* problems, with the path */
         const MirrorOps *ops;     /* NULL: reflinkat(REFLINK_ATTR_ALL); tests use a double */
         FileId skip;            /* never delete or compare this directory (the store) */
@@ -133,3 +134,11 @@ int restore_remove_stale_stages(int dir_fd, FILE *log);
  * in dir; else why not.
  */
 const char *restore_stage_refusal(int stage_root, int dir);
+
+/*
+ * One entry of the dry run on o->out: "M path[/]" (M: diff_mark(), '='
+ * kept, '!' refused, why after it), or with o->json one JSON object a
+ * line, {"change": "added|changed|removed|kept|refused", "path", "dir",
+ * "why" (null but for kept and refused)}.
+ */
+void restore_print_entry(Restore *o, char mark, const char *path, bool dir, const char *why);

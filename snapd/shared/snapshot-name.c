@@ -39,3 +39,22 @@ void snapshot_name_format(time_t t, unsigned seq, char buf[static SNAPSHOT_NAME_
         if (seq > 0)
                 snprintf(buf + n, SNAPSHOT_NAME_MAX - n, "-%02u", seq % 100);
 }
+
+int snapshot_name_after(time_t t, const char *floor, char buf[static SNAPSHOT_NAME_MAX]) {
+        time_t ft;
+        unsigned seq;
+        int r;
+
+        snapshot_name_format(t, 0, buf);
+        if (!floor || strcmp(buf, floor) > 0)
+                return 0;
+        r = snapshot_name_time(floor, &ft);
+        if (r < 0)
+                return r;
+        seq = floor[20] == '-' ? (unsigned) (floor[21] - '0') * 10 + (unsigned) (floor[22] - '0') : 0;
+        if (seq < 99)
+                snapshot_name_format(ft, seq + 1, buf);
+        else
+                snapshot_name_format(ft + 1, 0, buf);
+        return 0;
+}

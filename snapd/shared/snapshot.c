@@ -50,6 +50,7 @@ typedef struct Take {
         char *name;             /* SNAPSHOT_NAME_MAX */
         char partial[SNAPSHOT_NAME_MAX + 16];
         bool full;              /* asked for a full one */
+        const char *description; /* what the one who asked for it says of it; NULL: none */
         ManifestWriter *manifest;       /* this one's */
         Manifest *prev;         /* the previous snapshot's, when this one reuses it */
         char prev_name[SNAPSHOT_NAME_MAX];
@@ -219,14 +220,27 @@ static int take_make_partial(Take *t, const char *partial) {
         return 0;
 }
 
-/* A name not taken yet, by a snapshot or a partial one; its .partial- made. */
+/*
+ * A name not taken yet, by a snapshot or a partial one, and never given
+ * before: after the newest snapshot's and the last one given
+ * (store_name_floor()), even when the clock stepped back; its .partial-
+ * made, and the name noted as given.
+ */
 static int take_name(Take *t) {
-        for (unsigned seq = 0; seq < 100; seq++) {
+        char floor[SNAPSHOT_NAME_MAX];
+        int r;
+
+        r = store_name_floor(t->store, floor);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        for (unsigned tries = 0; tries < 100; tries++) {
                 char partial[sizeof(t->partial)];
                 struct stat ignored;
-                int r;
 
-                snapshot_name_format(t->start, seq, t->name);
+                r = snapshot_name_after(t->start, tries > 0 || r >= 0 ? floor : NULL, t->name);
+                if (r < 0)
+                        return r;
+                snprintf(floor, sizeof(floor), "%s", t->name);
                 snprintf(partial, sizeof(partial), ".partial-%s", t->name);
                 if (fstatat(t->store, t->name, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -236,7 +250,7 @@ static int take_name(Take *t) {
                 if (r >= 0) {
                         /* Ours from here on: take_done() removes it on failure. */
                         memcpy(t->partial, partial, sizeof(partial));
-                        return 0;
+                        return store_write_last_name(t->store, t->name);
                 }
                 if (r != -EEXIST) {
                         if (t->subvol)
@@ -666,6 +680,15 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
                 if (r < 0)
                         return r;
         }
+        /* Its description, before the facts too: listed with the snapshot from the start. */
+        if (t->description) {
+                r = store_write_description(t->store, t->name, t->description);
+                if (r < 0) {
+                        fprintf(t->log, "store %s: cannot write the description of %s: %s\n", t->job->store,
+                                t->name, strerror(-r));
+                        return r;
+                }
+        }
         r = store_write_facts(t->store, t->name, facts, t->skipped);
         if (r < 0)
                 return r;
@@ -723,6 +746,7 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .full = pre && pre->full,
                 .guard = pre && pre->guard,
                 .paths = pre && pre->guard ? pre->paths : NULL,
+                .description = pre ? pre->description : NULL,
                 .start = time(NULL),
                 .name = name,
                 .mark = now_monotonic(),
@@ -730,6 +754,12 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         usec_t begin = t.mark;
         int r;
 
+        /* A description no snapshot may carry fails it before anything is made. */
+        if (t.description && snapshot_description_check(t.description) < 0) {
+                fprintf(log, "a snapshot's description is one line of at most %d bytes of UTF-8, with no "
+                        "control character\n", SNAPSHOT_DESCRIPTION_MAX);
+                return -EINVAL;
+        }
         r = take_open(&t);
         if (r >= 0)
                 r = take_lock(&t, cancel);

@@ -29,6 +29,12 @@ typedef struct SnapshotPre {
         char *const *paths;
         /* A full snapshot, whatever the previous one's manifest (refsnapctl snapshot --full). */
         bool full;
+        /*
+         * What the one who asked for it says of it (refsnapctl snapshot
+         * --description; checked by snapshot_description_check()), written
+         * beside its facts before it is published; NULL: none.
+         */
+        const char *description;
 } SnapshotPre;
 
 /* snapshot_take() when pre skipped the snapshot. */

@@ -14,8 +14,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "btrfs-util.h"
 #include "chase.h"
 #include "dirent-util.h"
+#include "escape.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "manifest.h"
@@ -214,6 +216,41 @@ int store_read_checked(int store, time_t *ret) {
         return 0;
 }
 
+#define STORE_LAST_NAME ".last-name"
+
+int store_write_last_name(int store, const char *name) {
+        char text[SNAPSHOT_NAME_MAX + 2];
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        snprintf(text, sizeof(text), "%s\n", name);
+        return write_synced(store, STORE_LAST_NAME, text);
+}
+
+int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]) {
+        _cleanup_close_ int fd = -EBADF;
+        char text[SNAPSHOT_NAME_MAX] = "";
+        ssize_t n;
+        int r;
+
+        r = store_newest(store, name);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        fd = openat(store, STORE_LAST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? r : -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        text[strcspn(text, "\n")] = '\0';
+        if (!snapshot_name_valid(text))
+                return r;       /* damaged: the snapshots alone say it */
+        if (r == -ENOENT || strcmp(text, name) > 0)
+                memcpy(name, text, SNAPSHOT_NAME_MAX);
+        return 0;
+}
+
 int store_lock(int store, bool wait) {
         if (flock(store, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
@@ -227,7 +264,8 @@ static bool startswith(const char *s, const char *prefix) {
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
                 startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0 ||
-                strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0;
+                strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0 ||
+                strcmp(name, "..last-name.tmp") == 0;
 }
 
 
@@ -252,7 +290,10 @@ static int remove_orphan_facts(int store, FILE *log) {
                 size_t len = strlen(names[i]), sl = strlen(STORE_SKIPPED_SUFFIX);
                 struct stat st;
 
-                /* NAME, NAME.skipped, NAME.guarded, NAME.manifest or NAME.pinned: NAME's, kept while NAME is there. */
+                /*
+                 * NAME, NAME.skipped, NAME.guarded, NAME.manifest, NAME.pinned or
+                 * NAME.description: NAME's, kept while NAME is there.
+                 */
                 snprintf(snap, sizeof(snap), "%s", names[i]);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_SKIPPED_SUFFIX) == 0)
                         snap[len - sl] = '\0';
@@ -264,6 +305,10 @@ static int remove_orphan_facts(int store, FILE *log) {
                         snap[len - sl] = '\0';
                 sl = strlen(STORE_PINNED_SUFFIX);
                 if (len > sl && len - sl < sizeof(snap) && strcmp(names[i] + len - sl, STORE_PINNED_SUFFIX) == 0)
+                        snap[len - sl] = '\0';
+                sl = strlen(STORE_DESCRIPTION_SUFFIX);
+                if (len > sl && len - sl < sizeof(snap) &&
+                    strcmp(names[i] + len - sl, STORE_DESCRIPTION_SUFFIX) == 0)
                         snap[len - sl] = '\0';
                 if (names[i][0] != '.' && fstatat(store, snap, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
@@ -530,6 +575,8 @@ int store_retire(int store, const char *name) {
                 (void) unlinkat(dir, hidden, 0);
                 snprintf(hidden, sizeof(hidden), "%s" STORE_PINNED_SUFFIX, name);
                 (void) unlinkat(dir, hidden, 0);
+                snprintf(hidden, sizeof(hidden), "%s" STORE_DESCRIPTION_SUFFIX, name);
+                (void) unlinkat(dir, hidden, 0);
         }
         return 0;
 }
@@ -735,58 +782,42 @@ static int qgroup_limit(const char *fsid, uint64_t q, char *what, size_t size) {
         return 0;
 }
 
+typedef struct QgroupParents {
+        uint64_t q, *parents;
+        size_t max, *n;
+} QgroupParents;
+
+static int on_qgroup_relation(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
+        QgroupParents *p = userdata;
+
+        if (h->objectid != p->q || h->type != BTRFS_QGROUP_RELATION_KEY || h->offset <= p->q)
+                return 0;
+        for (size_t j = 0; j < *p->n; j++)
+                if (p->parents[j] == h->offset)
+                        return 0;
+        if (*p->n >= p->max)
+                return -E2BIG;
+        p->parents[(*p->n)++] = h->offset;
+        return 0;
+}
+
 /*
  * Add the qgroups q belongs to, from the quota tree's relation items (q,
  * RELATION, parent): a parent's level is higher, so its number larger.
  * Each once; -E2BIG past max rather than leave one out.
  */
 static int qgroup_parents(int fd, uint64_t q, uint64_t *parents, size_t max, size_t *n) {
-        struct btrfs_ioctl_search_args args = {
-                .key = {
-                        .tree_id = BTRFS_QUOTA_TREE_OBJECTID,
-                        .min_objectid = q,
-                        .max_objectid = q,
-                        .min_type = BTRFS_QGROUP_RELATION_KEY,
-                        .max_type = BTRFS_QGROUP_RELATION_KEY,
-                        .min_offset = q + 1,
-                        .max_offset = UINT64_MAX,
-                        .max_transid = UINT64_MAX,
-                },
-        };
-
-        /* As many rounds as the items take: each round's buffer holds only so many. */
-        for (;;) {
-                uint64_t last = 0;
-                size_t off = 0;
-
-                args.key.nr_items = 4096;
-                if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
-                        return -errno;
-                if (args.key.nr_items == 0)
-                        return 0;
-                for (unsigned i = 0; i < args.key.nr_items; i++) {
-                        struct btrfs_ioctl_search_header h;
-                        bool seen = false;
-
-                        if (off + sizeof(h) > sizeof(args.buf))
-                                return -EIO;
-                        memcpy(&h, args.buf + off, sizeof(h));
-                        off += sizeof(h) + h.len;
-                        last = h.offset;
-                        if (h.objectid != q || h.type != BTRFS_QGROUP_RELATION_KEY || h.offset <= q)
-                                continue;
-                        for (size_t j = 0; j < *n && !seen; j++)
-                                seen = parents[j] == h.offset;
-                        if (seen)
-                                continue;
-                        if (*n >= max)
-                                return -E2BIG;
-                        parents[(*n)++] = h.offset;
-                }
-                if (last == UINT64_MAX)
-                        return 0;
-                args.key.min_offset = last + 1;
-        }
+        return btrfs_tree_search(fd, BTRFS_QUOTA_TREE_OBJECTID, &(struct btrfs_ioctl_search_key) {
+                                        .min_objectid = q,
+                                        .max_objectid = q,
+                                        .min_type = BTRFS_QGROUP_RELATION_KEY,
+                                        .max_type = BTRFS_QGROUP_RELATION_KEY,
+                                        .min_offset = q + 1,
+                                        .max_offset = UINT64_MAX,
+                                        .max_transid = UINT64_MAX,
+                                 },
+                                 on_qgroup_relation,
+                                 &(QgroupParents) { .q = q, .parents = parents, .max = max, .n = n });
 }
 
 int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
@@ -850,4 +881,72 @@ int store_btrfs_qgroup_limit(int fd, char *what, size_t size) {
                         return r;
         }
         return 0;
+}
+
+int snapshot_description_check(const char *text) {
+        size_t len;
+
+        if (!text || !*text)
+                return -EINVAL;
+        len = strlen(text);
+        if (len > SNAPSHOT_DESCRIPTION_MAX)
+                return -E2BIG;
+        for (const char *p = text; *p;) {
+                unsigned char c = (unsigned char) *p;
+                size_t n = utf8_char_len(p);
+
+                /* Not UTF-8; C0 and DEL; C1 (U+0080..U+009F, 0xc2 0x80..0x9f). */
+                if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f)) ||
+                    (n == 2 && c == 0xc2 && (unsigned char) p[1] <= 0x9f))
+                        return -EINVAL;
+                p += n;
+        }
+        return 0;
+}
+
+int store_write_description(int store, const char *name, const char *text) {
+        _cleanup_close_ int dir = -EBADF;
+        char file[SNAPSHOT_NAME_MAX + sizeof(STORE_DESCRIPTION_SUFFIX)];
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        r = snapshot_description_check(text);
+        if (r < 0)
+                return r;
+        if (asprintf(&line, "%s\n", text) < 0)
+                return -ENOMEM;
+        dir = store_facts_dir(store, true);
+        if (dir < 0)
+                return dir;
+        snprintf(file, sizeof(file), "%s" STORE_DESCRIPTION_SUFFIX, name);
+        return write_synced(dir, file, line);
+}
+
+int store_read_description(int store, const char *name, char **ret) {
+        _cleanup_close_ int dir = -EBADF, fd = -EBADF;
+        char file[SNAPSHOT_NAME_MAX + sizeof(STORE_DESCRIPTION_SUFFIX)];
+        char text[SNAPSHOT_DESCRIPTION_MAX + 2];
+        ssize_t n;
+
+        if (!snapshot_name_valid(name))
+                return -EINVAL;
+        dir = store_facts_dir(store, false);
+        if (dir < 0)
+                return dir;
+        snprintf(file, sizeof(file), "%s" STORE_DESCRIPTION_SUFFIX, name);
+        fd = openat(dir, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        if (n > 0 && text[n - 1] == '\n')
+                text[n - 1] = '\0';
+        if (snapshot_description_check(text) < 0)
+                return -EBADMSG;
+        *ret = strdup(text);
+        return *ret ? 0 : -ENOMEM;
 }

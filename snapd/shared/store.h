@@ -22,7 +22,9 @@
  *   STORE/.facts/NAME.guarded        a guard of some paths only: they, "0 PATH", PATH escaped likewise
  *   STORE/.facts/NAME.manifest       the source as NAME took it (manifest.h): what the next one compares with
  *   STORE/.facts/NAME.pinned         NAME is pinned: no retention or prune removes it (an empty file)
+ *   STORE/.facts/NAME.description    what the one who took NAME said of it (snapshot --description): one line
  *   STORE/.paused                    the job is paused: "UNTIL\n", µs of CLOCK_REALTIME, 0 until resumed
+ *   STORE/.last-name                 the last snapshot name given: "NAME\n" (no name is given twice)
  * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
  * subvolume of its own, made read-only before it is published: a
  * .partial- or .removing- subvolume is destroyed whole (never walked),
@@ -61,6 +63,28 @@ typedef struct SnapshotFacts {
 #define STORE_GUARDED_SUFFIX ".guarded"
 /* A pinned snapshot's mark, beside its facts. */
 #define STORE_PINNED_SUFFIX ".pinned"
+/* A snapshot's description, beside its facts. */
+#define STORE_DESCRIPTION_SUFFIX ".description"
+/* The longest description, in bytes. */
+#define SNAPSHOT_DESCRIPTION_MAX 256
+
+/*
+ * May text describe a snapshot?  1 to SNAPSHOT_DESCRIPTION_MAX bytes of
+ * valid UTF-8 with no control character (C0, DEL, C1: no newline, no
+ * escape sequence): 0; -EINVAL (empty, a control character, not UTF-8)
+ * or -E2BIG (too long).
+ */
+int snapshot_description_check(const char *text);
+/*
+ * STORE/.facts/NAME.description := text (checked as above), through a
+ * temporary file, synced, and a rename: 0 or -errno.
+ */
+int store_write_description(int store, const char *name, const char *text);
+/*
+ * Snapshot name's description into *ret (a new string): 0; -ENOENT when
+ * it has none; -EBADMSG when the file holds what no description may.
+ */
+int store_read_description(int store, const char *name, char **ret);
 
 /*
  * Open the store (an absolute path), never through a symbolic link,
@@ -88,6 +112,16 @@ int store_read_checked(int store, time_t *ret);
 
 /* The newest snapshot's name into name; -ENOENT when there is none. */
 int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
+/*
+ * The name the next snapshot's must sort after: the later of the newest
+ * snapshot's and STORE/.last-name's (so that a deleted snapshot's name,
+ * or one pruned, is not given again when the clock stepped back);
+ * -ENOENT when there is neither.  A damaged .last-name is ignored.
+ */
+int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]);
+/* STORE/.last-name := name, synced (under the store's lock). */
+int store_write_last_name(int store, const char *name);
+
 /*
  * What "latest" names: the newest snapshot that is not a guard (which
  * STORE/latest points at too); -ENOENT when there is none.

@@ -117,6 +117,61 @@ static ino_t ino_in(const char *store, const char *snap, const char *path) {
 }
 
 /*
+ * Names are never reused, even when the clock steps back: a snapshot
+ * started before the newest one's name (the clock set back an hour) is
+ * named after it, and so is one taken after the newest was deleted.
+ */
+static void test_clock_back(const char *base) {
+        char src[PATH_MAX], store[PATH_MAX + 16], p[PATH_MAX * 3], ahead[SNAPSHOT_NAME_MAX],
+                n1[SNAPSHOT_NAME_MAX], n2[SNAPSHOT_NAME_MAX], n3[SNAPSHOT_NAME_MAX];
+        SnapshotFacts f;
+        Job job;
+
+        snprintf(src, sizeof(src), "%s/src", base);
+        snprintf(store, sizeof(store), "%s/.refsnap/back", base);
+        job = (Job) { .name = "back", .source = src, .store = store };
+
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n1, &f) == 0);
+        /* Taken an hour ahead, before the clock was set back. */
+        snapshot_name_format(time(NULL) + 3600, 0, ahead);
+        snprintf(p, sizeof(p), "%s/%s", store, ahead);
+        CHECK(mkdir(p, 0700) == 0);
+
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n2, &f) == 0);
+        printf("# newest %s, then %s\n", ahead, n2);
+        CHECK(strcmp(n2, ahead) > 0);
+        CHECK(exists(store, n2));
+        /* Within the second of the newest, the next suffix: not an hour on. */
+        CHECK(strncmp(n2, ahead, 20) == 0);
+
+        /* A description: stored with the snapshot; one no snapshot may carry fails it, nothing made. */
+        {
+                SnapshotPre pre = { .description = "before the upgrade" };
+                char n[SNAPSHOT_NAME_MAX], *d = NULL;
+                _cleanup_close_ int fd = -EBADF;
+
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, n, &f) == 0);
+                fd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(fd >= 0 && store_read_description(fd, n, &d) == 0);
+                CHECK_STREQ(d, "before the upgrade");
+                free(d);
+                CHECK(store_read_description(fd, n1, &d) == -ENOENT);
+                pre.description = "two\nlines";
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, n, &f) == -EINVAL);
+                snprintf(p, sizeof(p), "rm -rf '%s/%s'", store, n);
+                CHECK(system(p) == 0);  /* out of the way of what follows */
+        }
+
+        /* The newest two deleted (as `refsnapctl delete` does): their names stay spent. */
+        snprintf(p, sizeof(p), "rm -rf '%s/%s' '%s/%s'", store, ahead, store, n2);
+        CHECK(system(p) == 0);
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n3, &f) == 0);
+        printf("# after deleting them: %s\n", n3);
+        CHECK(strcmp(n3, n2) > 0);
+        CHECK(strcmp(n3, n1) > 0);
+}
+
+/*
  * Incremental snapshots: the first full, with a manifest; the next
  * reusing the unchanged files; full again when asked, when full_every is
  * due, when the excludes changed, when the manifest is damaged or
@@ -314,6 +369,18 @@ int main(void) {
         CHECK_STREQ(name, "2026-12-03T07:00:00Z");
         snapshot_name_format(1796281200, 2, name);
         CHECK_STREQ(name, "2026-12-03T07:00:00Z-02");
+        /* The next name: the clock's when later, else after the last one given. */
+        CHECK(snapshot_name_after(1796281200, NULL, name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T06:59:59Z-05", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T07:00:00Z", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z-01");
+        CHECK(snapshot_name_after(1796281200 - 3600, "2026-12-03T07:00:00Z-07", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:00Z-08");
+        CHECK(snapshot_name_after(1796281200, "2026-12-03T07:00:00Z-99", name) == 0);
+        CHECK_STREQ(name, "2026-12-03T07:00:01Z");
+        CHECK(snapshot_name_after(1796281200, "latest", name) == -EINVAL);
 
         /* A snapshot: complete, named, latest, facts, the store 0700. */
         r = snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name, &f);
@@ -453,22 +520,26 @@ int main(void) {
                         SKIP("a mount below the source: no mount namespace of our own");
         }
 
-        /* The same second again: a suffix. */
+        /*
+         * The same second again: a suffix, after the newest name (here two
+         * seconds ahead); then an empty one, without a manifest, newer
+         * still, so that the next snapshot is a full one.
+         */
         {
                 time_t now = time(NULL);
-                char n0[SNAPSHOT_NAME_MAX], n1[SNAPSHOT_NAME_MAX];
+                char n0[SNAPSHOT_NAME_MAX], p[PATH_MAX * 2];
 
                 for (int i = 0; i < 3; i++) {
-                        char p[PATH_MAX * 2];
-
                         snapshot_name_format(now + i, 0, n0);
                         snprintf(p, sizeof(p), "%s/%s", store, n0);
                         mkdir(p, 0700);
                 }
                 CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, name2, &f) == 0);
-                snapshot_name_format(now, 1, n0);
-                snapshot_name_format(now + 1, 1, n1);
-                CHECK(strcmp(name2, n0) == 0 || strcmp(name2, n1) == 0);
+                snapshot_name_format(now + 2, 1, n0);
+                CHECK_STREQ(name2, n0);
+                snapshot_name_format(now + 3, 0, n0);
+                snprintf(p, sizeof(p), "%s/%s", store, n0);
+                CHECK(mkdir(p, 0700) == 0);
         }
 
         /* A failure mid-way leaves no partial tree and no new snapshot. */
@@ -751,6 +822,7 @@ int main(void) {
                 SKIP("store ownership: not root");
 
         test_incremental(base);
+        test_clock_back(base);
 
         sh("rm -rf '%s'", base);
         return tests_end();

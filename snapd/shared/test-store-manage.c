@@ -128,6 +128,48 @@ int main(void) {
         CHECK(store_set_pinned(store, "2026-12-03T09:00:00Z", false) == 0);
         CHECK(store_is_pinned(store, "2026-12-03T09:00:00Z") == 0);
 
+        /*
+         * A description: checked (length, UTF-8, no control character),
+         * written whole, read back, kept by the leftover removal; a file
+         * that holds what no description may is refused when read.
+         */
+        {
+                char longer[SNAPSHOT_DESCRIPTION_MAX + 2];
+                _cleanup_free_ char *d = NULL;
+
+                memset(longer, 'x', sizeof(longer) - 1);
+                longer[sizeof(longer) - 1] = '\0';
+                CHECK(snapshot_description_check("before the upgrade to 13 – Grüße") == 0);
+                CHECK(snapshot_description_check("") == -EINVAL);
+                CHECK(snapshot_description_check("two\nlines") == -EINVAL);
+                CHECK(snapshot_description_check("\x1b[31mred") == -EINVAL);
+                CHECK(snapshot_description_check("c1 \xc2\x9b") == -EINVAL);
+                CHECK(snapshot_description_check("latin1 \xe9") == -EINVAL);
+                CHECK(snapshot_description_check("del \x7f") == -EINVAL);
+                CHECK(snapshot_description_check(longer) == -E2BIG);
+                longer[SNAPSHOT_DESCRIPTION_MAX] = '\0';
+                CHECK(snapshot_description_check(longer) == 0);
+                CHECK(store_read_description(store, "2026-12-03T07:00:00Z", &d) == -ENOENT);
+                CHECK(store_write_description(store, "2026-12-03T07:00:00Z", "a\nb") == -EINVAL);
+                CHECK(store_write_description(store, "../x", "fine") == -EINVAL);
+                CHECK(!exists(".facts/2026-12-03T07:00:00Z.description"));
+                CHECK(store_write_description(store, "2026-12-03T07:00:00Z", "before the upgrade") == 0);
+                CHECK(store_write_description(store, "2026-12-03T07:00:00Z", longer) == 0);
+                CHECK(store_read_description(store, "2026-12-03T07:00:00Z", &d) == 0);
+                CHECK(d && strlen(d) == SNAPSHOT_DESCRIPTION_MAX);
+                d = mfree(d);
+                CHECK(store_write_description(store, "2026-12-03T07:00:00Z", "before the upgrade") == 0);
+                CHECK(!exists(".facts/.2026-12-03T07:00:00Z.description.tmp"));
+                CHECK(leftovers() == 0);
+                CHECK(store_read_description(store, "2026-12-03T07:00:00Z", &d) == 0);
+                CHECK_STREQ(d, "before the upgrade");
+                d = mfree(d);
+                sh("printf 'a\\033[2Jb\\n' > .facts/2026-12-03T09:00:00Z.description");
+                CHECK(store_read_description(store, "2026-12-03T09:00:00Z", &d) == -EBADMSG);
+                CHECK(d == NULL);
+                sh("rm .facts/2026-12-03T09:00:00Z.description");
+        }
+
         /* Retention never chooses a pinned one, and prune --dry-run says why it stays. */
         job = (Job) { .name = "job", .store = store_path, .retention = { .hourly = 1 } };
         snapshot_name_time("2026-12-03T11:00:00Z", &now);
@@ -180,6 +222,7 @@ int main(void) {
         CHECK(delete("2026-12-03T07:00:00Z", true, NULL) == 0);
         CHECK(!exists("2026-12-03T07:00:00Z"));
         CHECK(!exists(".facts/2026-12-03T07:00:00Z.pinned"));
+        CHECK(!exists(".facts/2026-12-03T07:00:00Z.description"));
         CHECK(!exists("latest"));
         CHECK(listed(store) == 0);
         CHECK(exists("outside"));

@@ -352,7 +352,7 @@ reload_daemon() {
 }
 # job_done JOB [RESULT]: the daemon lists JOB with a last snapshot and
 # none running (and RESULT, a pattern, as its result).
-job_done() { refsnapctl status 2>/dev/null | grep -q "^$1  *20[^ ]*Z  *20[^ ]*Z  *${2:-}"; }
+job_done() { refsnapctl --utc status 2>/dev/null | grep -q "^$1  *20[-0-9]* [0-9:]* UTC  *20[-0-9]* [0-9:]* UTC  *${2:-}"; }
 # if_changed JOB: the exit status of refsnapctl snapshot JOB --if-changed
 # (0 taken, 7 unchanged and skipped), its answer and time printed; the
 # answer kept in $REFSNAP_TEST_OUT/if-changed.out.
