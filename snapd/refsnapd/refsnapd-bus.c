@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
+#include "refsnapd-bus-child.h"
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
 #include "store.h"
@@ -294,53 +293,42 @@ static int method_snapshot_if_changed(sd_bus_message *msg, void *userdata, sd_bu
         return snapshot_call(msg, userdata, true, false, error);
 }
 
-typedef struct PruneTask {
-        Manager *manager;
-        sd_bus_message *call;
-        int memfd;
-        pid_t pid;
-        sd_event_source *source;
-} PruneTask;
+typedef struct PruneArgs {
+        const Job *job;
+        bool dry_run;
+} PruneArgs;
 
-static PruneTask *prune_task_free(PruneTask *t) {
-        if (!t)
-                return NULL;
-        if (t->pid > 0)
-                manager_child_gone(t->manager, t->pid);
-        sd_bus_message_unref(t->call);
-        safe_close(t->memfd);
-        sd_event_source_disable_unref(t->source);
-        free(t);
-        return NULL;
+/* In the child: the exit status is how many were removed (at most 250), the report what prune said. */
+static int prune_work(FILE *report, void *userdata) {
+        PruneArgs *a = userdata;
+        int r;
+
+        r = snapshot_prune(a->job, time(NULL), a->dry_run, report);
+        if (r < 0)
+                fprintf(report, "%s", strerror(-r));
+        return r < 0 ? 255 : MIN(r, 250);
 }
 
-static int on_prune_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        PruneTask *t = userdata;
-        _cleanup_free_ char *report = NULL;
-        off_t size = lseek(t->memfd, 0, SEEK_END);
-        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
-
-        report = calloc(1, size > 0 ? size + 1 : 1);
-        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
-                report[0] = '\0';
+static void prune_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
         if (code < 0 || code == 255)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Prune failed: %s",
-                                           report && *report ? report : "killed");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Prune failed: %s",
+                                                  *report ? report : "killed");
         else
-                sd_bus_reply_method_return(t->call, "us", (uint32_t) code, report ? report : "");
-        prune_task_free(t);
-        return 0;
+                (void) sd_bus_reply_method_return(call, "us", (uint32_t) code, report);
 }
 
-/* Prune in a child: removing big trees must not stall the loop or the watchdog. */
+/*
+ * Prune in a child: removing big trees must not stall the loop or the
+ * watchdog.  SIGTERM (the daemon stopping) ends the prune at once: what
+ * it retired stays hidden, for the next run to remove.
+ */
 static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         Manager *m = b->manager;
-        PruneTask *t;
+        PruneArgs *a;
         const char *name;
         JobState *js;
         int dry_run, r;
-        pid_t pid;
 
         r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
@@ -353,53 +341,18 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         js = find_or_error(m, name, error);
         if (!js)
                 return -ENOENT;
-        t = calloc(1, sizeof(*t));
-        if (!t)
+        a = calloc(1, sizeof(*a));
+        if (!a)
                 return -ENOMEM;
-        t->manager = m;
-        t->memfd = memfd_create("refsnap-prune", MFD_CLOEXEC);
-        if (t->memfd < 0) {
-                prune_task_free(t);
-                return -errno;
-        }
-        pid = fork();
-        if (pid < 0) {
-                prune_task_free(t);
-                return -errno;
-        }
-        if (pid == 0) {
-                FILE *f;
-                sigset_t none;
-
-                /*
-                 * SIGTERM (the daemon stopping) ends the prune at once:
-                 * what it retired stays hidden, for the next run to remove.
-                 */
-                sigemptyset(&none);
-                signal(SIGTERM, SIG_DFL);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                f = fdopen(t->memfd, "w");
-
-                r = f ? snapshot_prune(js->job, time(NULL), dry_run, f) : -ENOMEM;
-                if (r < 0 && f)
-                        fprintf(f, "%s", strerror(-r));
-                if (f)
-                        fclose(f);
-                _exit(r < 0 ? 255 : MIN(r, 250));
-        }
-        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_prune_exit, t);
-        if (r >= 0) {
-                r = manager_track_child(m, pid);
-                if (r >= 0)
-                        t->pid = pid;
-        }
+        /* Read by the child in its copy of the daemon's memory: a reload in the parent changes nothing of it. */
+        a->job = js->job;
+        a->dry_run = dry_run;
+        r = bus_child_spawn(m, msg, "refsnap-prune", &(BusChildOptions) { .free_userdata = free }, prune_work,
+                            prune_done, a);
         if (r < 0) {
-                kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                prune_task_free(t);
+                free(a);
                 return r;
         }
-        t->call = sd_bus_message_ref(msg);
         return 1;
 }
 
@@ -543,64 +496,62 @@ static int method_unpin(sd_bus_message *msg, void *userdata, sd_bus_error *error
 }
 
 /* A DeleteSnapshot() being done by a child of the daemon. */
-typedef struct DeleteTask {
+typedef struct DeleteArgs {
         Manager *manager;
-        sd_bus_message *call;
+        int store;
+        bool force;
         char *job;
         char name[SNAPSHOT_NAME_MAX];
-        int memfd;
-        pid_t pid;
-        sd_event_source *source;
-} DeleteTask;
+} DeleteArgs;
 
-static DeleteTask *delete_task_free(DeleteTask *t) {
-        if (!t)
-                return NULL;
-        if (t->pid > 0)
-                manager_child_gone(t->manager, t->pid);
-        sd_bus_message_unref(t->call);
-        free(t->job);
-        safe_close(t->memfd);
-        sd_event_source_disable_unref(t->source);
-        free(t);
-        return NULL;
+static void delete_args_free(void *p) {
+        DeleteArgs *a = p;
+
+        if (!a)
+                return;
+        safe_close(a->store);
+        free(a->job);
+        free(a);
 }
 
 /* The child's exit statuses. */
 enum { DELETE_OK = 0, DELETE_NO_SUCH = 1, DELETE_LOCKED = 2, DELETE_PINNED = 3, DELETE_ERROR = 255 };
 
-static int on_delete_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        DeleteTask *t = userdata;
-        _cleanup_free_ char *report = NULL;
-        off_t size = lseek(t->memfd, 0, SEEK_END);
-        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+static int delete_work(FILE *report, void *userdata) {
+        DeleteArgs *a = userdata;
+        int r;
+
+        r = snapshot_delete(a->store, a->job, a->name, a->force, NULL);
+        if (r < 0)
+                fprintf(report, "%s", strerror(-r));
+        return r >= 0 ? DELETE_OK : r == -ENOENT || r == -EINVAL ? DELETE_NO_SUCH :
+               r == -EBUSY ? DELETE_LOCKED : r == -EPERM ? DELETE_PINNED : DELETE_ERROR;
+}
+
+static void delete_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
+        DeleteArgs *a = userdata;
         JobState *js;
 
-        report = calloc(1, size > 0 ? size + 1 : 1);
-        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
-                report[0] = '\0';
         if (code == DELETE_OK)
-                sd_bus_reply_method_return(t->call, NULL);
+                (void) sd_bus_reply_method_return(call, NULL);
         else if (code == DELETE_NO_SUCH)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s", t->job,
-                                           t->name);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s",
+                                                  a->job, a->name);
         else if (code == DELETE_LOCKED)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_JOB_RUNNING,
-                                           "A snapshot, prune or restore of %s is running: delete when it ends",
-                                           t->job);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_JOB_RUNNING,
+                                                  "A snapshot, prune or restore of %s is running: delete when it ends",
+                                                  a->job);
         else if (code == DELETE_PINNED)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_PINNED,
-                                           "Snapshot %s of %s is pinned: unpin it, or delete with force", t->name,
-                                           t->job);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_PINNED,
+                                                  "Snapshot %s of %s is pinned: unpin it, or delete with force",
+                                                  a->name, a->job);
         else
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Cannot delete snapshot %s of %s: %s", t->name,
-                                           t->job, report && *report ? report : "killed");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Cannot delete snapshot %s of %s: %s",
+                                                  a->name, a->job, *report ? report : "killed");
         /* Its newest snapshot may be another now. */
-        js = code == DELETE_OK ? manager_find_job(t->manager, t->job) : NULL;
+        js = code == DELETE_OK ? manager_find_job(a->manager, a->job) : NULL;
         if (js)
                 manager_job_store_changed(js);
-        delete_task_free(t);
-        return 0;
 }
 
 /*
@@ -614,10 +565,9 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         Bus *b = userdata;
         Manager *m = b->manager;
         const char *job, *arg;
-        DeleteTask *t;
+        DeleteArgs *a;
         JobState *js;
         bool force;
-        pid_t pid;
         int r;
 
         r = polkit_check_caller(msg, &b->polkit, error);
@@ -642,59 +592,23 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         store = open_job_store(js, error);
         if (store < 0)
                 return store;
-        t = calloc(1, sizeof(*t));
-        if (!t)
+        a = calloc(1, sizeof(*a));
+        if (!a)
                 return -ENOMEM;
-        t->manager = m;
-        t->memfd = -EBADF;
-        r = resolve_snapshot(store, job, arg, t->name, error);
-        if (r < 0) {
-                delete_task_free(t);
-                return r;
-        }
-        t->job = strdup(job);
-        t->memfd = memfd_create("refsnap-delete", MFD_CLOEXEC);
-        if (!t->job || t->memfd < 0) {
-                r = t->job ? -errno : -ENOMEM;
-                delete_task_free(t);
-                return r;
-        }
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                delete_task_free(t);
-                return r;
-        }
-        if (pid == 0) {
-                sigset_t none;
-                FILE *f;
-
-                /* SIGTERM (the daemon stopping) ends it at once: what it retired is removed by the next run. */
-                sigemptyset(&none);
-                signal(SIGTERM, SIG_DFL);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                f = fdopen(t->memfd, "w");
-                r = snapshot_delete(store, job, t->name, force, NULL);
-                if (r < 0 && f)
-                        fprintf(f, "%s", strerror(-r));
-                if (f)
-                        fclose(f);
-                _exit(r >= 0 ? DELETE_OK : r == -ENOENT || r == -EINVAL ? DELETE_NO_SUCH :
-                      r == -EBUSY ? DELETE_LOCKED : r == -EPERM ? DELETE_PINNED : DELETE_ERROR);
-        }
-        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_delete_exit, t);
+        *a = (DeleteArgs) { .manager = m, .store = TAKE_FD(store), .force = force };
+        r = resolve_snapshot(a->store, job, arg, a->name, error);
         if (r >= 0) {
-                r = manager_track_child(m, pid);
-                if (r >= 0)
-                        t->pid = pid;
+                a->job = strdup(job);
+                r = a->job ? 0 : -ENOMEM;
         }
+        /* SIGTERM (the daemon stopping) ends it at once: what it retired is removed by the next run. */
+        if (r >= 0)
+                r = bus_child_spawn(m, msg, "refsnap-delete", &(BusChildOptions) { .free_userdata = delete_args_free },
+                                    delete_work, delete_done, a);
         if (r < 0) {
-                kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                delete_task_free(t);
+                delete_args_free(a);
                 return r;
         }
-        t->call = sd_bus_message_ref(msg);
         return 1;
 }
 
