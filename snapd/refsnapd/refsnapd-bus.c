@@ -18,6 +18,7 @@
 #include "refsnapd-bus-child.h"
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
+#include "refsnapd-self.h"
 #include "store.h"
 #include "strv.h"
 
@@ -55,6 +56,8 @@ struct Bus {
         JobState *dropping;
         /* The calls waiting for polkit's answer (refsnapd-polkit.h). */
         PolkitRegistry *polkit;
+        /* Self-service: the callers being identified, the workers per user (refsnapd-self.h). */
+        SelfService *self;
 };
 
 static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
@@ -675,6 +678,13 @@ static int method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+/* Versions(ay path, a{sv} options) -> (s job, a(stttub) versions): refsnapd-self.c, as the caller. */
+static int method_versions(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+
+        return self_method_versions(msg, b->self, &b->polkit, error);
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error) {
@@ -770,6 +780,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_ARGS("s", job, "t", until_usec, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_NO_RESULT, method_resume,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Versions", SD_BUS_ARGS("ay", path, "a{sv}", options),
+                                SD_BUS_RESULT("s", job, "a(stttub)", versions), method_versions,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",
@@ -1004,6 +1017,7 @@ static void on_stopping(void *userdata) {
         (void) on_emit(b->emit, b);
         /* The calls waiting for polkit are told now, while the bus is still open. */
         b->polkit = polkit_registry_free(b->polkit);
+        self_service_stopping(b->self);
 }
 
 static bool published(Bus *b, const char *name, size_t *index) {
@@ -1092,7 +1106,9 @@ int bus_new(Manager *m, Bus **ret) {
         if (!b)
                 return -ENOMEM;
         b->manager = m;
-        r = sd_bus_open_system(&b->bus);
+        r = self_service_new(m, &b->self);
+        if (r >= 0)
+                r = sd_bus_open_system(&b->bus);
         if (r >= 0)
                 r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
         if (r >= 0)
@@ -1142,6 +1158,7 @@ Bus *bus_free(Bus *b) {
         }
         free(b->waiting);
         polkit_registry_free(b->polkit);
+        self_service_free(b->self);
         free(b->dirty);
         strv_free(b->published);
         sd_event_source_disable_unref(b->emit);
