@@ -298,7 +298,13 @@ int caller_check_dropped(void) {
         r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
         if (r < 0)
                 return -errno;
-        return r == 1 ? 0 : -EPERM;
+        if (r != 1)
+                return -EPERM;
+        /* Not the caller's to trace, nor its memory (the daemon's, copied) or descriptors to read through /proc. */
+        r = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        if (r < 0)
+                return -errno;
+        return r == 0 ? 0 : -EPERM;
 }
 
 int caller_become(const Caller *c) {
@@ -309,6 +315,15 @@ int caller_become(const Caller *c) {
         if (!c || c->n_groups == 0)
                 return -EINVAL;
         gid = c->groups[0];
+        /*
+         * Not dumpable, before anything changes and whatever the kernel
+         * does on the change of ids: the caller may not ptrace it, read
+         * its memory (a copy of the daemon's) or take its descriptors
+         * (the snapshots' roots, beside the store that is closed to her)
+         * through /proc or pidfd_getfd(2).
+         */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return -errno;
         /*
          * The bounding set, while CAP_SETPCAP may still be there: with no
          * new privileges and the other sets empty it grants nothing, so a

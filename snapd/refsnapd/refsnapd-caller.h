@@ -60,8 +60,9 @@ CallerRegistry *caller_registry_free(CallerRegistry *r);
 
 /*
  * In a child of the daemon (root, full capabilities), after it has
- * closed every descriptor it must not keep: become c for good.  The
- * capability bounding set emptied, setgroups(c's groups), setresgid()
+ * closed every descriptor it must not keep: become c for good.  Not
+ * dumpable (the caller may not trace it nor reach its memory or
+ * descriptors through /proc), the capability bounding set emptied, setgroups(c's groups), setresgid()
  * and setresuid() to c, the capability sets cleared (a caller that is
  * root keeps uid 0 and nothing more), the ambient set cleared,
  * PR_SET_NO_NEW_PRIVS, and then caller_check_dropped().  Returns 0, or
@@ -71,7 +72,8 @@ int caller_become(const Caller *c);
 
 /*
  * 0 when this process holds no capability (effective, permitted and
- * inheritable sets empty, ambient set empty) and has no_new_privs; -EPERM
+ * inheritable sets empty, ambient set empty), has no_new_privs and is
+ * not dumpable; -EPERM
  * otherwise, -errno when it cannot tell.
  */
 int caller_check_dropped(void);

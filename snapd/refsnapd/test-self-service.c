@@ -116,6 +116,7 @@ static void identity(void) {
         C(d[0].effective == 0 && d[0].permitted == 0 && d[0].inheritable == 0);
         C(d[1].effective == 0 && d[1].permitted == 0 && d[1].inheritable == 0);
         C(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1);
+        C(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0);
         C(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_SYS_ADMIN, 0, 0) == 0);
         C(caller_check_dropped() == 0);
         /* What root could: the kernel says no now. */
