@@ -38,6 +38,7 @@ bool arg_pin = false;
 const char *arg_pause_for = NULL;
 const char *arg_pause_until = NULL;
 bool arg_all = false;
+bool arg_mine = false;
 
 typedef struct Verb {
         const char *name;
@@ -73,6 +74,8 @@ static void help(void) {
                "                           added (+), removed (-) and changed (~) entries\n"
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
+               "  restore --mine SNAP PATH [--to DIR] [--dry-run]\n"
+               "                           bring back a file or link of yours, as you; any user may\n"
                "  prune JOB [--dry-run]    apply the job's retention now (--dry-run: what keeps each)\n"
                "  pin JOB SNAP, unpin JOB SNAP\n"
                "                           keep a snapshot whatever retention says, or no longer\n"
@@ -117,7 +120,7 @@ static void help(void) {
 /* Returns 1 to run a verb, else 0 (--help, --version) or -EINVAL (a bad option, said by getopt). */
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
-               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_ALL };
+               ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_ALL, ARG_MINE };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -135,6 +138,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "for", required_argument, NULL, ARG_FOR },
                 { "until", required_argument, NULL, ARG_UNTIL },
                 { "all", no_argument, NULL, ARG_ALL },
+                { "mine", no_argument, NULL, ARG_MINE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -198,6 +202,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_ALL:
                         arg_all = true;
+                        break;
+                case ARG_MINE:
+                        arg_mine = true;
                         break;
                 case ARG_DELETE_EXCLUDED:
                         arg_delete_excluded = true;

@@ -685,6 +685,13 @@ static int method_versions(sd_bus_message *msg, void *userdata, sd_bus_error *er
         return self_method_versions(msg, b->self, &b->polkit, error);
 }
 
+/* RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job, s snapshot): as the caller. */
+static int method_restore_mine(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+
+        return self_method_restore_mine(msg, b->self, &b->polkit, error);
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error) {
@@ -783,6 +790,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Versions", SD_BUS_ARGS("ay", path, "a{sv}", options),
                                 SD_BUS_RESULT("s", job, "a(stttub)", versions), method_versions,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RestoreMine",
+                                SD_BUS_ARGS("ay", path, "s", snapshot, "h", directory, "a{sv}", options),
+                                SD_BUS_RESULT("s", job, "s", snapshot), method_restore_mine,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",

@@ -43,6 +43,7 @@ static const struct {
         { "Resume",             POLKIT_ACTION_MANAGE },
         /* Self-service (issue #24): a user's own files, looked up as her. */
         { "Versions",           POLKIT_ACTION_SELF_SERVICE },
+        { "RestoreMine",        POLKIT_ACTION_SELF_SERVICE },
 };
 
 const char *polkit_action_for(const char *member) {

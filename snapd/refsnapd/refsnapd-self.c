@@ -13,6 +13,7 @@
 #include "bus-names.h"
 #include "chase.h"
 #include "log.h"
+#include "log-event.h"
 #include "macro.h"
 #include "path-util.h"
 #include "refsnapd-bus-child.h"
@@ -75,6 +76,7 @@ enum {
         SELF_OK = 0,
         SELF_NONE = 1,          /* nothing the caller may see: missing and forbidden alike */
         SELF_IDENTITY = 2,      /* it could not become the caller: nothing was done */
+        SELF_NOT_MADE = 3,      /* RestoreMine(): visible, but not made (the report says why) */
         SELF_ERROR = 255,
 };
 
@@ -84,6 +86,11 @@ typedef struct VersionsArgs {
         const Job *job;         /* read in the child, in its copy of the daemon's memory */
         char *job_name;
         char *rel;
+        /* RestoreMine() */
+        char *snapshot;         /* a name, or "latest" */
+        const char *base;       /* the name made, in rel */
+        int dest;               /* the caller's directory (the call's, closed with it) */
+        bool dry_run;
 } VersionsArgs;
 
 static void versions_args_free(void *p) {
@@ -94,6 +101,7 @@ static void versions_args_free(void *p) {
         caller_free(a->caller);
         free(a->job_name);
         free(a->rel);
+        free(a->snapshot);
         free(a);
 }
 
@@ -161,6 +169,25 @@ static int versions_work(FILE *report, void *userdata) {
         fds = calloc(n + 2, sizeof(int));
         if (!fds)
                 return SELF_ERROR;
+        /* RestoreMine(): the one snapshot asked for ("latest": the newest that is not a guard). */
+        if (a->snapshot) {
+                char name[SNAPSHOT_NAME_MAX] = "";
+
+                if (strcmp(a->snapshot, "latest") == 0) {
+                        if (store >= 0 && store_latest(store, name) < 0)
+                                name[0] = '\0';
+                } else if (snapshot_name_valid(a->snapshot))
+                        snprintf(name, sizeof(name), "%s", a->snapshot);
+                strv_free(names);
+                names = NULL;
+                n = 0;
+                if (name[0] && store >= 0 && store_snapshot_exists(store, name) >= 0) {
+                        names = calloc(2, sizeof(char *));
+                        if (!names || !(names[0] = strdup(name)))
+                                return SELF_ERROR;
+                        n = 1;
+                }
+        }
         for (size_t i = 0; i < n; i++) {
                 fds[i] = openat(store, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fds[i] < 0)
@@ -176,7 +203,7 @@ static int versions_work(FILE *report, void *userdata) {
         }
 
         {
-                _cleanup_free_ int *keep = calloc(n + 2, sizeof(int));
+                _cleanup_free_ int *keep = calloc(n + 3, sizeof(int));     /* the roots, live, dest, the report */
 
                 if (!keep)
                         return SELF_ERROR;
@@ -185,6 +212,8 @@ static int versions_work(FILE *report, void *userdata) {
                                 keep[k++] = fds[i];
                 if (live >= 0)
                         keep[k++] = live;
+                if (a->snapshot)
+                        keep[k++] = a->dest;
                 keep[k++] = fileno(report);
                 r = close_all_but(keep, k);
         }
@@ -196,6 +225,26 @@ static int versions_work(FILE *report, void *userdata) {
         if (r < 0) {
                 fprintf(report, "cannot become uid %u: %s", (unsigned) a->caller->uid, strerror(-r));
                 return SELF_IDENTITY;
+        }
+        if (a->snapshot) {
+                const char *what = NULL;
+
+                if (n == 0 || fds[0] < 0)
+                        return SELF_NONE;
+                r = self_restore(live, fds[0], a->rel, a->dest, a->base, a->dry_run, &what);
+                if (r == -ENOENT)
+                        return SELF_NONE;
+                if (r == -EISDIR)
+                        fprintf(report, "it is a directory: restore --mine brings back files and symbolic links");
+                else if (r == -EMEDIUMTYPE)
+                        fprintf(report, "it is neither a file nor a symbolic link: never made for a user");
+                else if (r < 0)
+                        fprintf(report, "cannot %s: %s", what && strcmp(what, "make") == 0 ? "make it" :
+                                what && strcmp(what, "rename") == 0 ? "rename it over its twin" :
+                                "use the destination", strerror(-r));
+                else
+                        fprintf(report, "%s", names[0]);
+                return r < 0 ? SELF_NOT_MADE : SELF_OK;
         }
         r = self_list_versions(live, fds, names, n, a->rel, report);
         if (r < 0)
@@ -256,6 +305,30 @@ static void versions_done(sd_bus_message *call, int code, const char *report, si
         }
 }
 
+static void restore_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
+        VersionsArgs *a = userdata;
+
+        running_remove(a->service, a->caller->uid);
+        if (code == SELF_OK) {
+                if (!a->dry_run)
+                        (void) log_event(LOG_INFO, MESSAGE_ID_SELF_SERVICE_RESTORED, a->job_name,
+                                         &(EventFields) { .snapshot = report, .has_counts = true, .files = 1 },
+                                         "uid %u (%s) restored one entry of her own from %s", (unsigned) a->caller->uid,
+                                         a->caller->sender, report);
+                (void) sd_bus_reply_method_return(call, "ss", a->job_name, report);
+        } else if (code == SELF_NONE)
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_VERSION,
+                                                  "No version of this path that you may read");
+        else if (code == SELF_NOT_MADE)
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", report);
+        else {
+                log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
+                          a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The restore failed%s",
+                                                  code < 0 ? ": it took too long, or refsnapd is stopping" : "");
+        }
+}
+
 /* The job whose source holds path (the longest source, where one job's is inside another's), and the rest. */
 static JobState *job_of_path(Manager *m, const char *path, const char **ret_rel) {
         JobState *best = NULL;
@@ -297,20 +370,62 @@ static int read_no_options(sd_bus_message *msg, sd_bus_error *error) {
         return sd_bus_message_exit_container(msg);
 }
 
-static int versions_call(sd_bus_message *msg, SelfService *s, const Caller *caller, sd_bus_error *error) {
+/* Options of RestoreMine(): a{sv} with "dry_run" (b) alone known. */
+static int read_restore_options(sd_bus_message *msg, bool *dry_run, sd_bus_error *error) {
+        int r;
+
+        *dry_run = false;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *key;
+                int v;
+
+                r = sd_bus_message_enter_container(msg, 'e', "sv");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "dry_run") != 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
+                r = sd_bus_message_read(msg, "v", "b", &v);
+                if (r < 0)
+                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Option 'dry_run' is a boolean");
+                *dry_run = v;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_exit_container(msg);
+}
+
+/* Versions() (restore false) and RestoreMine() (restore true), once the caller is known and allowed. */
+static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, bool restore, sd_bus_error *error) {
         Manager *m = s->manager;
         _cleanup_free_ char *path = NULL;
+        const char *rel = NULL, *snapshot = NULL, *member = restore ? "RestoreMine" : "Versions";
         const void *bytes;
-        const char *rel = NULL;
+        bool dry_run = false;
         VersionsArgs *a;
         JobState *js;
+        int dest = -EBADF;
         size_t size;
         int r;
 
         r = sd_bus_message_read_array(msg, 'y', &bytes, &size);
         if (r < 0)
                 return r;
-        r = read_no_options(msg, error);
+        if (restore) {
+                r = sd_bus_message_read(msg, "sh", &snapshot, &dest);
+                if (r < 0)
+                        return r;
+                r = read_restore_options(msg, &dry_run, error);
+        } else
+                r = read_no_options(msg, error);
         if (r < 0)
                 return r;
         if (size == 0 || size >= PATH_MAX || memchr(bytes, 0, size))
@@ -324,7 +439,7 @@ static int versions_call(sd_bus_message *msg, SelfService *s, const Caller *call
                 return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
         /* No job holds it: the same answer as a path no snapshot holds, or one she may not see. */
         js = job_of_path(m, path, &rel);
-        if (!js || !self_path_valid(rel))
+        if (!js || !self_path_valid(rel) || (restore && !*rel))
                 return sd_bus_error_set(error, BUS_ERROR_NO_SUCH_VERSION, "No version of this path that you may read");
         if (s->n_running >= SELF_WORKERS_MAX || running_of(s, caller->uid) >= SELF_WORKERS_PER_USER)
                 return sd_bus_error_setf(error, BUS_ERROR_BUSY,
@@ -339,27 +454,32 @@ static int versions_call(sd_bus_message *msg, SelfService *s, const Caller *call
                 .job = js->job,
                 .job_name = strdup(js->name),
                 .rel = strdup(rel),
+                .snapshot = restore ? strdup(snapshot) : NULL,
+                .dest = dest,
+                .dry_run = dry_run,
         };
-        if (!a->caller || !a->job_name || !a->rel) {
+        if (!a->caller || !a->job_name || !a->rel || (restore && !a->snapshot)) {
                 versions_args_free(a);
                 return -ENOMEM;
         }
-        r = bus_child_spawn(m, msg, "refsnap-self", &(BusChildOptions) {
+        a->base = strrchr(a->rel, '/') ? strrchr(a->rel, '/') + 1 : a->rel;
+        r = bus_child_spawn(m, msg, restore ? "refsnap-self-restore" : "refsnap-self", &(BusChildOptions) {
                                 .timeout_usec = SELF_TIMEOUT_USEC,
                                 .kill_on_disconnect = true,
                                 .free_userdata = versions_args_free,
-                        }, versions_work, versions_done, a);
+                        }, versions_work, restore ? restore_done : versions_done, a);
         if (r < 0) {
                 versions_args_free(a);
                 return r;
         }
         s->running[s->n_running++] = caller->uid;
-        log_job(LOG_INFO, js->name, "Versions() for uid %u (%s): looking it up as the caller", (unsigned) caller->uid,
-                caller->sender);
+        log_job(LOG_INFO, js->name, "%s() for uid %u (%s): %s as the caller%s", member, (unsigned) caller->uid,
+                caller->sender, restore ? "restoring" : "looking it up", dry_run ? " (dry run)" : "");
         return 1;
 }
 
-int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error) {
+static int self_method(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, bool restore,
+                       sd_bus_error *error) {
         const Caller *caller;
         int r;
 
@@ -376,7 +496,15 @@ int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **p
         if (r == 0)
                 return 1;
         if (r > 0)
-                r = versions_call(msg, s, caller, error);
+                r = self_call(msg, s, caller, restore, error);
         caller_forget(s->callers, msg);
         return r;
+}
+
+int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error) {
+        return self_method(msg, s, polkit, false, error);
+}
+
+int self_method_restore_mine(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error) {
+        return self_method(msg, s, polkit, true, error);
 }

@@ -35,3 +35,10 @@ SelfService *self_service_free(SelfService *s);
  * (polkit_check_caller() with org.refsnap1.self-service).
  */
 int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error);
+
+/*
+ * RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job,
+ * s snapshot): path of the snapshot ("latest" or a name) made, as the
+ * caller, in the directory she passed (org.refsnap1(5)).
+ */
+int self_method_restore_mine(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error);

@@ -59,6 +59,9 @@ tree() { # DIR MINE-CONTENT
 	chown nobody "$d/own"
 	printf '%s' "$2" > "$d/own/mine"
 	chown nobody "$d/own/mine"
+	ln -s "target of $2" "$d/own/link"
+	mkfifo -m 0644 "$d/own/fifo"
+	chown -h nobody "$d/own/link" "$d/own/fifo"
 	echo root > "$d/a/secret"; chmod 0600 "$d/a/secret"
 	echo x > "$d/closed/readable"; chmod 0700 "$d/closed"
 	echo old > "$d/was-open/file"
@@ -74,7 +77,7 @@ tree "$t/store/$s1" a
 tree "$t/store/$s2" bb
 cp -a "$t/store/$s2" "$t/store/$s3"     # the same as the one before
 cp -a "$t/store/$s2" "$t/src"
-rm "$t/src/own/mine"            # deleted since
+rm "$t/src/own/mine" "$t/src/own/link"  # deleted since
 chmod 0700 "$t/src/was-open"    # and closed by its owner since
 printf '[self]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
 : > "$t/rules"
@@ -164,12 +167,58 @@ ok grep -q "^$s2 " "$t/o1"
 versions "$t/src/grp" file
 ok grep -qx 'exit 4' "$t/out"
 
+# restore --mine: her own deleted symbolic link comes back as the link, hers.
+mine() { # CWD ARGS...: refsnapctl restore --mine as nobody, as versions() keeps its output
+	local cwd=$1; shift
+	(cd "$cwd" && as_nobody "$ctl" restore --mine "$@" > "$t/o1" 2> "$t/o2"; echo "exit $?" > "$t/o3")
+	cat "$t/o1" "$t/o2" "$t/o3" > "$t/out"
+}
+mine "$t/src/own" "$s1" link --dry-run
+ok grep -qx 'exit 0' "$t/out"
+ok grep -q "^would restore link from $s1 of self\$" "$t/out"
+ok test ! -e "$t/src/own/link" -a ! -L "$t/src/own/link"
+mine "$t/src/own" "$s1" link
+ok grep -qx 'exit 0' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+ok test "$(stat -c %U "$t/src/own/link")" = nobody
+# Again from latest, over its live twin: replaced.
+mine "$t/src/own" latest link
+ok grep -qx 'exit 0' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of bb"
+# A FIFO is never made for a user; a file here fails (the host has no
+# reflinks) and leaves nothing behind.
+mine "$t/src/own" "$s1" fifo
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'neither a file nor a symbolic link' "$t/out"
+mine "$t/src/own" "$s1" mine
+ok grep -qx 'exit 1' "$t/out"
+ok test ! -e "$t/src/own/mine"
+ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+# Into a directory she may not write (--to): the kernel says no, as her.
+mkdir -p "$t/rootdir"
+mine "$t/src/own" "$s1" link --to "$t/rootdir"
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'Permission denied' "$t/out"
+ok test -z "$(ls -A "$t/rootdir")"
+# Missing and forbidden look the same here too, and nothing is made.
+mine "$t/src/a" "$s1" secret --to "$t/src/own"
+cp "$t/out" "$t/forbidden.out"
+mine "$t/src/b" "$s1" secret --to "$t/src/own"
+ok cmp "$t/forbidden.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
+ok test ! -e "$t/src/own/secret"
+# A snapshot that is not there: the same.
+mine "$t/src/own" 2001-01-01T00:00:00Z link
+ok grep -qx 'exit 4' "$t/out"
+ok grep -q "RestoreMine() for uid $un (:1\.[0-9]*): restoring as the caller" "$t/daemon.log"
+
 # A path that is not absolute and normalized, straight on the bus: refused as such.
 ok sh -c "! setpriv --reuid=nobody --regid=$gn --clear-groups '${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' call ${M[*]} Versions aya{sv} 3 97 47 98 0 2>&1 | grep -q NoSuchVersion"
 # Every call logged with the caller.
 ok grep -q "Versions() called by uid $un, pid [1-9][0-9]*, unit .*: org.refsnap1.self-service authorized by polkit" "$t/daemon.log"
 ok grep -q "Versions() for uid $un (:1\.[0-9]*): looking it up as the caller" "$t/daemon.log"
 ok sh -c "! grep -q 'the worker' '$t/daemon.log'"
+ok grep -q "uid $un (:1\.[0-9]*) restored one entry of her own from $s1" "$t/daemon.log"
 
 kill -TERM "$d_pid"
 wait "$d_pid"

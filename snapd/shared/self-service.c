@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chase.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
+#include "reflink.h"
 #include "self-service.h"
 
 bool self_path_valid(const char *rel) {
@@ -147,4 +149,72 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
                 listed++;
         }
         return listed;
+}
+
+/* What reflinkat(2) may keep of st for this process: everything of her own file, nothing of another's. */
+static unsigned preserve_for(const struct statx *st) {
+        gid_t groups[NGROUPS_MAX];
+        int n;
+
+        if (st->stx_uid != geteuid())
+                return REFLINK_ATTR_NONE;
+        if (st->stx_gid == getegid())
+                return REFLINK_ATTR_OWNER | REFLINK_ATTR_MODE | REFLINK_ATTR_ACL;
+        n = getgroups(ELEMENTSOF(groups), groups);
+        for (int i = 0; i < n; i++)
+                if (groups[i] == st->stx_gid)
+                        return REFLINK_ATTR_OWNER | REFLINK_ATTR_MODE | REFLINK_ATTR_ACL;
+        return REFLINK_ATTR_MODE | REFLINK_ATTR_ACL;
+}
+
+int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
+                 const char **what) {
+        _cleanup_close_ int src = -EBADF;
+        char tmp[64], target[PATH_MAX + 1];
+        struct statx st, d;
+        ssize_t n;
+        int r;
+
+        *what = "destination";
+        if (!self_path_valid(rel) || !*rel || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+            strcmp(name, "..") == 0)
+                return -EINVAL;
+        if (live >= 0 && self_live_visible(live, rel) < 0)
+                return -ENOENT;
+        if (self_find_version(root, rel, &st) < 0)
+                return -ENOENT;
+        if (S_ISDIR(st.stx_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.stx_mode) && !S_ISLNK(st.stx_mode))
+                return -EMEDIUMTYPE;
+        /* The destination: a directory (her descriptor; the kernel checks her rights on it when it is written). */
+        if (statx(dest, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &d) < 0)
+                return -errno;
+        if (!S_ISDIR(d.stx_mode))
+                return -ENOTDIR;
+        if (dry_run)
+                return 0;
+        src = open_entry(root, rel);
+        if (src < 0)
+                return -ENOENT;
+        snprintf(tmp, sizeof(tmp), ".refsnap-mine-%d-%08x", (int) getpid(), (unsigned) (random() ^ (unsigned) time(NULL)));
+        *what = "make";
+        umask(0);
+        if (S_ISLNK(st.stx_mode)) {
+                n = readlinkat(src, "", target, sizeof(target) - 1);
+                if (n < 0)
+                        return -errno;
+                target[n] = '\0';
+                r = symlinkat(target, dest, tmp) < 0 ? -errno : 0;
+        } else
+                r = reflinkat(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
+        if (r < 0)
+                return r;
+        *what = "rename";
+        if (renameat(dest, tmp, dest, name) < 0) {
+                r = -errno;
+                (void) unlinkat(dest, tmp, 0);
+                return r;
+        }
+        return 0;
 }

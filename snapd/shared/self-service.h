@@ -52,3 +52,20 @@ int self_live_visible(int live, const char *rel);
  * Returns how many were listed (0 when none is visible), or -errno.
  */
 int self_list_versions(int live, const int *roots, char *const *names, size_t n, const char *rel, FILE *out);
+
+/*
+ * Restore rel of the snapshot root as this process (the caller) into the
+ * directory dest, as name: made beside its live twin under a hidden
+ * temporary name, then renamed over it.  A regular file is made with
+ * reflinkat(2) keeping what she may keep (her own file: owner, when its
+ * group is one of hers, mode with set-id bits, ACL; another user's
+ * readable file: none, so it is hers, without set-id bits); a symbolic
+ * link comes back as the link; a directory is not restored here; a
+ * device node, FIFO or socket never.  dry_run: the checks alone.  Returns
+ * 0, -ENOENT when rel is not visible to her (self_live_visible(),
+ * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
+ * type never made), or the -errno of the making (why said in *what:
+ * "make", "rename" or "destination").
+ */
+int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
+                 const char **what);

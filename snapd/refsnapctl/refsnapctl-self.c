@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * refsnapctl versions PATH [--all] [--json], for any user: the snapshots
+ * Self-service, for any user: refsnapctl versions and refsnapctl restore
+ * --mine, each one call to refsnapd, which acts as the caller.
+ *
+ * refsnapctl versions PATH [--all] [--json]: the snapshots
  * that hold PATH and that she may read, newest first, from refsnapd's
  * Versions(), which looks them up as her.  PATH is made canonical here,
  * as she sees it (the daemon never resolves it as root): realpath(3) of
@@ -8,6 +11,8 @@
  * with the rest as given.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,5 +180,82 @@ int verb_versions(int argc, char *argv[]) {
         }
         if (arg_json)
                 printf("]}\n");
+        return EXIT_OK;
+}
+
+/*
+ * refsnapctl restore --mine SNAP PATH [--to DIR] [--dry-run]: PATH (as
+ * versions makes it canonical) of snapshot SNAP brought back by refsnapd
+ * as the caller, into the directory that holds PATH, or DIR: a directory
+ * this process opens itself and passes as a descriptor, so that it is
+ * the one she sees (her mount namespace), and the kernel checks her right
+ * to write there.
+ */
+int restore_mine(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *parent = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        const char *job, *snap, *where;
+        int r;
+
+        if (argc != 3 || arg_delete || arg_delete_excluded || arg_no_guard) {
+                fprintf(stderr, "refsnapctl: usage: restore --mine SNAP PATH [--to DIR] [--dry-run]%s\n",
+                        argc == 3 ? " (--delete and --no-guard are not for --mine)" : "");
+                return EXIT_USAGE;
+        }
+        r = canonical_path(argv[2], &path);
+        if (r < 0 || strcmp(path, "/") == 0) {
+                fprintf(stderr, "refsnapctl: cannot tell where ");
+                fputs_cescaped(argv[2], stderr);
+                fprintf(stderr, " is: %s\n", strerror(r < 0 ? -r : EINVAL));
+                return EXIT_USAGE;
+        }
+        parent = strdup(path);
+        if (!parent)
+                return EXIT_FAILED;
+        where = arg_to ? arg_to : dirname(parent);
+        dir = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0) {
+                fprintf(stderr, "refsnapctl: cannot open the directory ");
+                fputs_cescaped(where, stderr);
+                fprintf(stderr, ": %m%s\n", arg_to ? "" : " (restore it first, or give --to DIR)");
+                return exit_status_from_errno(-errno);
+        }
+        r = bus_open(&bus);
+        if (r != EXIT_OK)
+                return r;
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RestoreMine");
+        if (r >= 0)
+                r = sd_bus_message_append_array(call, 'y', path, strlen(path));
+        if (r >= 0)
+                r = sd_bus_message_append(call, "sh", argv[1], dir);
+        if (r >= 0)
+                r = arg_dry_run ? sd_bus_message_append(call, "a{sv}", 1, "dry_run", "b", 1) :
+                                  sd_bus_message_append(call, "a{sv}", 0);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        r = sd_bus_call(bus, call, VERSIONS_TIMEOUT_USEC, &e, &reply);
+        if (r < 0 && sd_bus_error_has_name(&e, BUS_ERROR_NO_SUCH_VERSION)) {
+                /* Missing and forbidden alike, as versions says it. */
+                fprintf(stderr, "refsnapctl: no version of ");
+                fputs_cescaped(argv[2], stderr);
+                fprintf(stderr, " that you may read\n");
+                return EXIT_NOT_FOUND;
+        }
+        if (r < 0)
+                return bus_exit(&e, r);
+        r = sd_bus_message_read(reply, "ss", &job, &snap);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        printf("%s ", arg_dry_run ? "would restore" : "restored");
+        fputs_cescaped(argv[2], stdout);
+        printf(" from %s of %s", snap, job);
+        if (arg_to) {
+                printf(" into ");
+                fputs_cescaped(arg_to, stdout);
+        }
+        putchar('\n');
         return EXIT_OK;
 }
