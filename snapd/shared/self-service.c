@@ -199,7 +199,12 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
                 return -ENOENT;
         snprintf(tmp, sizeof(tmp), ".refsnap-mine-%d-%08x", (int) getpid(), (unsigned) (random() ^ (unsigned) time(NULL)));
         *what = "make";
-        umask(0);
+        /*
+         * What is not preserved (another user's file) gets the source's
+         * permission bits less this: never a file others may write, where
+         * she did not say so herself.
+         */
+        umask(022);
         if (S_ISLNK(st.stx_mode)) {
                 n = readlinkat(src, "", target, sizeof(target) - 1);
                 if (n < 0)
