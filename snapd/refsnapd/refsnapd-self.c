@@ -226,6 +226,9 @@ static int versions_work(FILE *report, void *userdata) {
                 fprintf(report, "cannot become uid %u: %s", (unsigned) a->caller->uid, strerror(-r));
                 return SELF_IDENTITY;
         }
+        /* Tests only (test-self-service-bus): a worker that takes its time, to see the limits. */
+        if (getenv("REFSNAP_TEST_SELF_SLEEP"))
+                sleep(atoi(getenv("REFSNAP_TEST_SELF_SLEEP")));
         if (a->snapshot) {
                 const char *what = NULL;
 

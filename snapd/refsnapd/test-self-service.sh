@@ -225,7 +225,46 @@ wait "$d_pid"
 ok test $? = 0
 d_pid=
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
-[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
+
+# The limits, with workers that take their time (a test-only sleep in
+# the worker, once it is the caller): 4 at once per user, Busy beyond;
+# a worker killed when its caller leaves the bus; the daemon stopping
+# ends them and exits.
+REFSNAP_TEST_SELF_SLEEP=60 "$daemon" -c "$t/main.conf" --conf-dir "$t/conf.d" > "$t/daemon2.log" 2>&1 &
+d_pid=$!
+ok wait_until 30 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
+p=$t/src/own
+call=(call --timeout=120 "${M[@]}" Versions aya{sv} "$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0)
+workers() { grep -c "Versions() for uid $un (:1\.[0-9]*): looking it up as the caller" "$t/daemon2.log"; }
+clients=()
+# setpriv itself in the background (it execs busctl): $! is the client.
+for i in 1 2 3 4; do
+	setpriv --reuid=nobody --regid="$gn" --clear-groups "${bc[@]}" "${call[@]}" > /dev/null 2>&1 &
+	clients+=($!)
+done
+ok wait_until 30 sh -c "test \$(grep -c 'looking it up as the caller' '$t/daemon2.log') = 4"
+children() { pgrep -P "$d_pid" | wc -l; }
+ok test "$(children)" = 4
+out=$(as_nobody "${bc[@]}" "${call[@]}" 2>&1)
+ok grep -q 'Too many self-service requests at once' <<<"$out"
+# Root's reading calls are answered meanwhile: the loop never waits on a worker.
+ok "$ctl" status
+# A caller that leaves: its worker is killed.
+kill "${clients[0]}"
+wait "${clients[0]}" 2>/dev/null
+ok wait_until 30 grep -q 'the caller went away, pid [0-9]* killed' "$t/daemon2.log"
+ok wait_until 30 sh -c "test \$(pgrep -P $d_pid | wc -l) = 3"
+setpriv --reuid=nobody --regid="$gn" --clear-groups "${bc[@]}" "${call[@]}" > /dev/null 2>&1 &
+clients+=($!)
+ok wait_until 30 sh -c "test \$(grep -c 'looking it up as the caller' '$t/daemon2.log') = 5"
+# Stopping: the workers end, the callers are told, the daemon exits cleanly.
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+for c in "${clients[@]:1}"; do wait "$c"; done
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon2.log'"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
 	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]
