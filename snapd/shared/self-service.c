@@ -211,8 +211,20 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
                         return -errno;
                 target[n] = '\0';
                 r = symlinkat(target, dest, tmp) < 0 ? -errno : 0;
-        } else
+        } else {
                 r = reflinkat(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
+                /*
+                 * Another mount: her descriptor is of her mount namespace,
+                 * the snapshot of the daemon's (a private one), and
+                 * reflinkat(2) wants one mount as link(2) does.  The stock
+                 * path wants one filesystem only (FICLONE): the unnamed
+                 * inode made in her directory, its extents shared with the
+                 * snapshot's file, what preserve asks kept or the call
+                 * failed, then named in her directory; never a copy.
+                 */
+                if (r == -EXDEV)
+                        r = reflinkat_stock(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
+        }
         if (r < 0)
                 return r;
         *what = "rename";
