@@ -15,6 +15,9 @@
 #include "macro.h"
 #include "refsnapd-bus-child.h"
 
+/* More than this in a report is not read: the child is taken as failed (a child that is a user's may write it). */
+#define REPORT_MAX (16 * 1024 * 1024)
+
 struct BusChild {
         Manager *manager;
         sd_bus_message *call;
@@ -53,6 +56,12 @@ static int on_exit_(sd_event_source *s, const siginfo_t *si, void *userdata) {
         int code = si->si_code == CLD_EXITED ? si->si_status : -1;
         ssize_t n = 0;
 
+        if (size > REPORT_MAX) {
+                log_error("%s: pid %d wrote a report of %lld bytes, more than %d: taken as failed", c->name,
+                          (int) c->pid, (long long) size, REPORT_MAX);
+                size = 0;
+                code = -1;
+        }
         report = calloc(1, size > 0 ? size + 1 : 1);
         if (report && size > 0) {
                 n = pread(c->memfd, report, size, 0);

@@ -28,7 +28,8 @@ typedef int (*bus_child_work_t)(FILE *report, void *userdata);
 /*
  * In the parent, when the child has ended: code is its exit status, or -1
  * when a signal ended it (killed: the time limit, the caller gone, the
- * daemon stopping); report holds size bytes and a NUL after them.  It
+ * daemon stopping) or its report was too big to be read (over 16 MiB:
+ * then empty); report holds size bytes and a NUL after them.  It
  * answers call (the reply may fail: the caller may be gone).  userdata is
  * freed by the free_userdata given to bus_child_spawn() right after.
  */
