@@ -567,6 +567,9 @@ int verb_restore(int argc, char *argv[]) {
         const Job *job, *guard;
         int r;
 
+        /* Any user's, through refsnapd, as her: refsnapctl-self.c. */
+        if (arg_mine)
+                return restore_mine(argc, argv);
         if (argc < 3) {
                 fprintf(stderr, "refsnapctl: usage: restore JOB SNAP [PATH...] [--to DIR] [--delete] [--dry-run]\n");
                 return EXIT_USAGE;

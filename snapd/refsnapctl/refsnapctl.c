@@ -40,6 +40,8 @@ bool arg_pin = false;
 const char *arg_description = NULL;
 const char *arg_pause_for = NULL;
 const char *arg_pause_until = NULL;
+bool arg_all = false;
+bool arg_mine = false;
 
 typedef struct Verb {
         const char *name;
@@ -62,6 +64,7 @@ static const Verb verbs[] = {
         { "pause", verb_pause },
         { "resume", verb_resume },
         { "cancel", verb_cancel },
+        { "versions", verb_versions },
 };
 
 static void help(void) {
@@ -74,6 +77,8 @@ static void help(void) {
                "                           added (+), removed (-) and changed (~) entries\n"
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
+               "  restore --mine SNAP PATH [--to DIR] [--dry-run]\n"
+               "                           bring back a file or link of yours, as you; any user may\n"
                "  prune JOB [--dry-run]    apply the job's retention now (--dry-run: what keeps each)\n"
                "  pin JOB SNAP, unpin JOB SNAP\n"
                "                           keep a snapshot whatever retention says, or no longer\n"
@@ -85,6 +90,8 @@ static void help(void) {
                "  check-config [FILE]      check the configuration, print every error\n"
                "  offsite JOB [--force] [--force-every=N]\n"
                "                           back up the newest snapshot with restic, from a fixed path\n"
+               "  versions PATH [--all]    the snapshots holding PATH (there or deleted) that you may\n"
+               "                           read, newest first; any user may ask\n"
                "  check [JOB]... [-w SPAN] [-c SPAN]\n"
                "                           a monitoring plugin (Nagios): 0 OK, 1 WARNING, 2 CRITICAL,\n"
                "                           3 UNKNOWN; -w/-c after the verb are its thresholds\n\n"
@@ -109,6 +116,7 @@ static void help(void) {
                "      --for=SPAN           pause: for this long (such as 2h or 3d)\n"
                "      --until=TIME         pause: until \"YYYY-MM-DD HH:MM[:SS]\" (local, Z: UTC) or @SECONDS\n"
                "      --force-every=N      offsite: every Nth run with --force (0: never)\n"
+               "      --all                versions: also those that do not differ from the one before\n"
                "  -h, --help               show this help\n"
                "SNAP is a snapshot name or \"latest\".\n"
                "Exit status: 0 done, 1 failed, 2 usage, 3 refsnapd not running,\n"
@@ -120,7 +128,7 @@ static void help(void) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_CONF_DIR = 0x100, ARG_JSON, ARG_VERSION, ARG_TO, ARG_DELETE, ARG_DELETE_EXCLUDED, ARG_NO_GUARD,
                ARG_IF_CHANGED, ARG_FULL, ARG_FORCE, ARG_FORCE_EVERY, ARG_PIN, ARG_FOR, ARG_UNTIL, ARG_UTC,
-               ARG_NO_LEGEND, ARG_DESCRIPTION };
+               ARG_NO_LEGEND, ARG_DESCRIPTION, ARG_ALL, ARG_MINE };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "conf-dir", required_argument, NULL, ARG_CONF_DIR },
@@ -140,6 +148,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "description", required_argument, NULL, ARG_DESCRIPTION },
                 { "for", required_argument, NULL, ARG_FOR },
                 { "until", required_argument, NULL, ARG_UNTIL },
+                { "all", no_argument, NULL, ARG_ALL },
+                { "mine", no_argument, NULL, ARG_MINE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -209,6 +219,12 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_UNTIL:
                         arg_pause_until = optarg;
+                        break;
+                case ARG_ALL:
+                        arg_all = true;
+                        break;
+                case ARG_MINE:
+                        arg_mine = true;
                         break;
                 case ARG_DELETE_EXCLUDED:
                         arg_delete_excluded = true;

@@ -28,6 +28,8 @@ extern bool arg_pin;            /* --pin: snapshot */
 extern const char *arg_description;     /* --description: snapshot */
 extern const char *arg_pause_for;       /* --for: pause */
 extern const char *arg_pause_until;     /* --until: pause */
+extern bool arg_all;            /* --all: versions */
+extern bool arg_mine;           /* --mine: restore, any user's, through refsnapd */
 
 int verb_status(int argc, char *argv[]);
 int verb_snapshot(int argc, char *argv[]);
@@ -44,6 +46,9 @@ int verb_resume(int argc, char *argv[]);
 int verb_cancel(int argc, char *argv[]);
 /* Pin snapshot snap of job through refsnapd (snapshot --pin).  Returns an exit status. */
 int pin_snapshot(const char *job, const char *snap);
+/* Any user's: refsnapctl-self.c; restore_mine() is restore --mine (argv: restore SNAP PATH). */
+int verb_versions(int argc, char *argv[]);
+int restore_mine(int argc, char *argv[]);
 int verb_offsite(int argc, char *argv[]);
 /* Its status is the Nagios plugin convention's (refsnapctl-check-state.h), not exit-status.h's. */
 int verb_check(int argc, char *argv[]);

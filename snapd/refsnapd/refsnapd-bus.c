@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,8 +15,10 @@
 #include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
+#include "refsnapd-bus-child.h"
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
+#include "refsnapd-self.h"
 #include "store.h"
 #include "strv.h"
 
@@ -56,6 +56,8 @@ struct Bus {
         JobState *dropping;
         /* The calls waiting for polkit's answer (refsnapd-polkit.h). */
         PolkitRegistry *polkit;
+        /* Self-service: the callers being identified, the workers per user (refsnapd-self.h). */
+        SelfService *self;
 };
 
 static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error) {
@@ -350,53 +352,42 @@ static int method_snapshot_with_options(sd_bus_message *msg, void *userdata, sd_
         return snapshot_call(msg, userdata, false, false, true, error);
 }
 
-typedef struct PruneTask {
-        Manager *manager;
-        sd_bus_message *call;
-        int memfd;
-        pid_t pid;
-        sd_event_source *source;
-} PruneTask;
+typedef struct PruneArgs {
+        const Job *job;
+        bool dry_run;
+} PruneArgs;
 
-static PruneTask *prune_task_free(PruneTask *t) {
-        if (!t)
-                return NULL;
-        if (t->pid > 0)
-                manager_child_gone(t->manager, t->pid);
-        sd_bus_message_unref(t->call);
-        safe_close(t->memfd);
-        sd_event_source_disable_unref(t->source);
-        free(t);
-        return NULL;
+/* In the child: the exit status is how many were removed (at most 250), the report what prune said. */
+static int prune_work(FILE *report, void *userdata) {
+        PruneArgs *a = userdata;
+        int r;
+
+        r = snapshot_prune(a->job, time(NULL), a->dry_run, report);
+        if (r < 0)
+                fprintf(report, "%s", strerror(-r));
+        return r < 0 ? 255 : MIN(r, 250);
 }
 
-static int on_prune_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        PruneTask *t = userdata;
-        _cleanup_free_ char *report = NULL;
-        off_t size = lseek(t->memfd, 0, SEEK_END);
-        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
-
-        report = calloc(1, size > 0 ? size + 1 : 1);
-        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
-                report[0] = '\0';
+static void prune_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
         if (code < 0 || code == 255)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Prune failed: %s",
-                                           report && *report ? report : "killed");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Prune failed: %s",
+                                                  *report ? report : "killed");
         else
-                sd_bus_reply_method_return(t->call, "us", (uint32_t) code, report ? report : "");
-        prune_task_free(t);
-        return 0;
+                (void) sd_bus_reply_method_return(call, "us", (uint32_t) code, report);
 }
 
-/* Prune in a child: removing big trees must not stall the loop or the watchdog. */
+/*
+ * Prune in a child: removing big trees must not stall the loop or the
+ * watchdog.  SIGTERM (the daemon stopping) ends the prune at once: what
+ * it retired stays hidden, for the next run to remove.
+ */
 static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         Manager *m = b->manager;
-        PruneTask *t;
+        PruneArgs *a;
         const char *name;
         JobState *js;
         int dry_run, r;
-        pid_t pid;
 
         r = polkit_check_caller(msg, &b->polkit, error);
         if (r < 0)
@@ -409,53 +400,18 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         js = find_or_error(m, name, error);
         if (!js)
                 return -ENOENT;
-        t = calloc(1, sizeof(*t));
-        if (!t)
+        a = calloc(1, sizeof(*a));
+        if (!a)
                 return -ENOMEM;
-        t->manager = m;
-        t->memfd = memfd_create("refsnap-prune", MFD_CLOEXEC);
-        if (t->memfd < 0) {
-                prune_task_free(t);
-                return -errno;
-        }
-        pid = fork();
-        if (pid < 0) {
-                prune_task_free(t);
-                return -errno;
-        }
-        if (pid == 0) {
-                FILE *f;
-                sigset_t none;
-
-                /*
-                 * SIGTERM (the daemon stopping) ends the prune at once:
-                 * what it retired stays hidden, for the next run to remove.
-                 */
-                sigemptyset(&none);
-                signal(SIGTERM, SIG_DFL);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                f = fdopen(t->memfd, "w");
-
-                r = f ? snapshot_prune(js->job, time(NULL), dry_run, f) : -ENOMEM;
-                if (r < 0 && f)
-                        fprintf(f, "%s", strerror(-r));
-                if (f)
-                        fclose(f);
-                _exit(r < 0 ? 255 : MIN(r, 250));
-        }
-        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_prune_exit, t);
-        if (r >= 0) {
-                r = manager_track_child(m, pid);
-                if (r >= 0)
-                        t->pid = pid;
-        }
+        /* Read by the child in its copy of the daemon's memory: a reload in the parent changes nothing of it. */
+        a->job = js->job;
+        a->dry_run = dry_run;
+        r = bus_child_spawn(m, msg, "refsnap-prune", &(BusChildOptions) { .free_userdata = free }, prune_work,
+                            prune_done, a);
         if (r < 0) {
-                kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                prune_task_free(t);
+                free(a);
                 return r;
         }
-        t->call = sd_bus_message_ref(msg);
         return 1;
 }
 
@@ -599,64 +555,62 @@ static int method_unpin(sd_bus_message *msg, void *userdata, sd_bus_error *error
 }
 
 /* A DeleteSnapshot() being done by a child of the daemon. */
-typedef struct DeleteTask {
+typedef struct DeleteArgs {
         Manager *manager;
-        sd_bus_message *call;
+        int store;
+        bool force;
         char *job;
         char name[SNAPSHOT_NAME_MAX];
-        int memfd;
-        pid_t pid;
-        sd_event_source *source;
-} DeleteTask;
+} DeleteArgs;
 
-static DeleteTask *delete_task_free(DeleteTask *t) {
-        if (!t)
-                return NULL;
-        if (t->pid > 0)
-                manager_child_gone(t->manager, t->pid);
-        sd_bus_message_unref(t->call);
-        free(t->job);
-        safe_close(t->memfd);
-        sd_event_source_disable_unref(t->source);
-        free(t);
-        return NULL;
+static void delete_args_free(void *p) {
+        DeleteArgs *a = p;
+
+        if (!a)
+                return;
+        safe_close(a->store);
+        free(a->job);
+        free(a);
 }
 
 /* The child's exit statuses. */
 enum { DELETE_OK = 0, DELETE_NO_SUCH = 1, DELETE_LOCKED = 2, DELETE_PINNED = 3, DELETE_ERROR = 255 };
 
-static int on_delete_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        DeleteTask *t = userdata;
-        _cleanup_free_ char *report = NULL;
-        off_t size = lseek(t->memfd, 0, SEEK_END);
-        int code = si->si_code == CLD_EXITED ? si->si_status : -1;
+static int delete_work(FILE *report, void *userdata) {
+        DeleteArgs *a = userdata;
+        int r;
+
+        r = snapshot_delete(a->store, a->job, a->name, a->force, NULL);
+        if (r < 0)
+                fprintf(report, "%s", strerror(-r));
+        return r >= 0 ? DELETE_OK : r == -ENOENT || r == -EINVAL ? DELETE_NO_SUCH :
+               r == -EBUSY ? DELETE_LOCKED : r == -EPERM ? DELETE_PINNED : DELETE_ERROR;
+}
+
+static void delete_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
+        DeleteArgs *a = userdata;
         JobState *js;
 
-        report = calloc(1, size > 0 ? size + 1 : 1);
-        if (report && size > 0 && pread(t->memfd, report, size, 0) < 0)
-                report[0] = '\0';
         if (code == DELETE_OK)
-                sd_bus_reply_method_return(t->call, NULL);
+                (void) sd_bus_reply_method_return(call, NULL);
         else if (code == DELETE_NO_SUCH)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s", t->job,
-                                           t->name);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_SNAPSHOT, "%s has no snapshot %s",
+                                                  a->job, a->name);
         else if (code == DELETE_LOCKED)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_JOB_RUNNING,
-                                           "A snapshot, prune or restore of %s is running: delete when it ends",
-                                           t->job);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_JOB_RUNNING,
+                                                  "A snapshot, prune or restore of %s is running: delete when it ends",
+                                                  a->job);
         else if (code == DELETE_PINNED)
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_PINNED,
-                                           "Snapshot %s of %s is pinned: unpin it, or delete with force", t->name,
-                                           t->job);
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_PINNED,
+                                                  "Snapshot %s of %s is pinned: unpin it, or delete with force",
+                                                  a->name, a->job);
         else
-                sd_bus_reply_method_errorf(t->call, BUS_ERROR_FAILED, "Cannot delete snapshot %s of %s: %s", t->name,
-                                           t->job, report && *report ? report : "killed");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Cannot delete snapshot %s of %s: %s",
+                                                  a->name, a->job, *report ? report : "killed");
         /* Its newest snapshot may be another now. */
-        js = code == DELETE_OK ? manager_find_job(t->manager, t->job) : NULL;
+        js = code == DELETE_OK ? manager_find_job(a->manager, a->job) : NULL;
         if (js)
                 manager_job_store_changed(js);
-        delete_task_free(t);
-        return 0;
 }
 
 /*
@@ -670,10 +624,9 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         Bus *b = userdata;
         Manager *m = b->manager;
         const char *job, *arg;
-        DeleteTask *t;
+        DeleteArgs *a;
         JobState *js;
         bool force;
-        pid_t pid;
         int r;
 
         r = polkit_check_caller(msg, &b->polkit, error);
@@ -698,59 +651,23 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         store = open_job_store(js, error);
         if (store < 0)
                 return store;
-        t = calloc(1, sizeof(*t));
-        if (!t)
+        a = calloc(1, sizeof(*a));
+        if (!a)
                 return -ENOMEM;
-        t->manager = m;
-        t->memfd = -EBADF;
-        r = resolve_snapshot(store, job, arg, t->name, error);
-        if (r < 0) {
-                delete_task_free(t);
-                return r;
-        }
-        t->job = strdup(job);
-        t->memfd = memfd_create("refsnap-delete", MFD_CLOEXEC);
-        if (!t->job || t->memfd < 0) {
-                r = t->job ? -errno : -ENOMEM;
-                delete_task_free(t);
-                return r;
-        }
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                delete_task_free(t);
-                return r;
-        }
-        if (pid == 0) {
-                sigset_t none;
-                FILE *f;
-
-                /* SIGTERM (the daemon stopping) ends it at once: what it retired is removed by the next run. */
-                sigemptyset(&none);
-                signal(SIGTERM, SIG_DFL);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                f = fdopen(t->memfd, "w");
-                r = snapshot_delete(store, job, t->name, force, NULL);
-                if (r < 0 && f)
-                        fprintf(f, "%s", strerror(-r));
-                if (f)
-                        fclose(f);
-                _exit(r >= 0 ? DELETE_OK : r == -ENOENT || r == -EINVAL ? DELETE_NO_SUCH :
-                      r == -EBUSY ? DELETE_LOCKED : r == -EPERM ? DELETE_PINNED : DELETE_ERROR);
-        }
-        r = sd_event_add_child(m->event, &t->source, pid, WEXITED, on_delete_exit, t);
+        *a = (DeleteArgs) { .manager = m, .store = TAKE_FD(store), .force = force };
+        r = resolve_snapshot(a->store, job, arg, a->name, error);
         if (r >= 0) {
-                r = manager_track_child(m, pid);
-                if (r >= 0)
-                        t->pid = pid;
+                a->job = strdup(job);
+                r = a->job ? 0 : -ENOMEM;
         }
+        /* SIGTERM (the daemon stopping) ends it at once: what it retired is removed by the next run. */
+        if (r >= 0)
+                r = bus_child_spawn(m, msg, "refsnap-delete", &(BusChildOptions) { .free_userdata = delete_args_free },
+                                    delete_work, delete_done, a);
         if (r < 0) {
-                kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                delete_task_free(t);
+                delete_args_free(a);
                 return r;
         }
-        t->call = sd_bus_message_ref(msg);
         return 1;
 }
 
@@ -815,6 +732,20 @@ static int method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot resume %s: %m", job);
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* Versions(ay path, a{sv} options) -> (s job, a(stttub) versions): refsnapd-self.c, as the caller. */
+static int method_versions(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+
+        return self_method_versions(msg, b->self, &b->polkit, error);
+}
+
+/* RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job, s snapshot): as the caller. */
+static int method_restore_mine(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+
+        return self_method_restore_mine(msg, b->self, &b->polkit, error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
@@ -915,6 +846,13 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_ARGS("s", job, "t", until_usec, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_NO_RESULT, method_resume,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Versions", SD_BUS_ARGS("ay", path, "a{sv}", options),
+                                SD_BUS_RESULT("s", job, "a(stttub)", versions), method_versions,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RestoreMine",
+                                SD_BUS_ARGS("ay", path, "s", snapshot, "h", directory, "a{sv}", options),
+                                SD_BUS_RESULT("s", job, "s", snapshot), method_restore_mine,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotStarted", SD_BUS_ARGS("s", job), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SnapshotFinished",
@@ -1149,6 +1087,7 @@ static void on_stopping(void *userdata) {
         (void) on_emit(b->emit, b);
         /* The calls waiting for polkit are told now, while the bus is still open. */
         b->polkit = polkit_registry_free(b->polkit);
+        self_service_stopping(b->self);
 }
 
 static bool published(Bus *b, const char *name, size_t *index) {
@@ -1237,7 +1176,9 @@ int bus_new(Manager *m, Bus **ret) {
         if (!b)
                 return -ENOMEM;
         b->manager = m;
-        r = sd_bus_open_system(&b->bus);
+        r = self_service_new(m, &b->self);
+        if (r >= 0)
+                r = sd_bus_open_system(&b->bus);
         if (r >= 0)
                 r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
         if (r >= 0)
@@ -1287,6 +1228,7 @@ Bus *bus_free(Bus *b) {
         }
         free(b->waiting);
         polkit_registry_free(b->polkit);
+        self_service_free(b->self);
         free(b->dirty);
         strv_free(b->published);
         sd_event_source_disable_unref(b->emit);

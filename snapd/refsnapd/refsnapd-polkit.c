@@ -42,6 +42,9 @@ static const struct {
         { "DeleteSnapshot",     POLKIT_ACTION_MANAGE },
         { "Pause",              POLKIT_ACTION_MANAGE },
         { "Resume",             POLKIT_ACTION_MANAGE },
+        /* Self-service (issue #24): a user's own files, looked up as her. */
+        { "Versions",           POLKIT_ACTION_SELF_SERVICE },
+        { "RestoreMine",        POLKIT_ACTION_SELF_SERVICE },
 };
 
 const char *polkit_action_for(const char *member) {

@@ -4,6 +4,7 @@
 # it.  The host has no reflinkat(2), so a snapshot here fails: that is the
 # failure path, end to end.
 set -u
+. "${TEST_BUS_LIB:-$(dirname "$0")/test-bus-lib.sh}"
 daemon=${1:?usage: test-bus.sh REFSNAPD REFSNAPCTL POLICY}
 ctl=${2:?} policy=${3:?}
 # In /run: not under /tmp or /var/tmp, which the daemon refuses
@@ -37,36 +38,7 @@ cat > "$t/system.d/zz-test-nobody.conf" <<'CONF'
   </policy>
 </busconfig>
 CONF
-cat > "$t/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$t/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <includedir>$t/system.d</includedir>
-</busconfig>
-CONF
-dbus-daemon --config-file="$t/bus.conf" --nofork --nosyslog > "$t/bus.log" 2>&1 &
-bus_pid=$!
-for i in $(seq 50); do [ -S "$t/bus.sock" ] && break; sleep 0.1; done
-chmod 0666 "$t/bus.sock"
-chmod 0755 "$t"
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
+bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
 printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
 # A second job whose prune has one snapshot to remove (keep_hourly = 1
 # keeps the newest, 2020-01-02; 2020-01-01 is the one it removes).

@@ -6,6 +6,7 @@
 # exist, -w and -c, a paused one, and the daemon stopped; and the metrics file the
 # daemon writes (metrics_file), through promcheck.py.
 set -u
+. "${TEST_BUS_LIB:-$(dirname "$0")/test-bus-lib.sh}"
 daemon=${1:?usage: test-monitor.sh REFSNAPD REFSNAPCTL POLICY PROMCHECK}
 ctl=${2:?} policy=${3:?} promcheck=${4:?}
 # In /run: not under /tmp or /var/tmp, which the daemon refuses (PrivateTmp=).
@@ -25,34 +26,7 @@ check() { "$ctl" "${c[@]}" check "$@" > "$t/out" 2>> "$t/calls.log"; echo $?; }
 
 mkdir -p "$t/system.d" "$t/conf.d" "$t/prom"
 cp "$policy" "$t/system.d/"
-cat > "$t/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$t/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-  </policy>
-  <includedir>$t/system.d</includedir>
-</busconfig>
-CONF
-dbus-daemon --config-file="$t/bus.conf" --nofork --nosyslog > "$t/bus.log" 2>&1 &
-bus_pid=$!
-for i in $(seq 50); do [ -S "$t/bus.sock" ] && break; sleep 0.1; done
-chmod 0755 "$t"
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
+bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
 
 # fresh: a whole snapshot of a minute ago; part: a partial one (2 files
 # skipped); old: one of 2020, so the daemon takes one at start, which

@@ -50,6 +50,8 @@ int main(int argc, char *argv[]) {
         CHECK_STREQ(polkit_action_for("DeleteSnapshot"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Pause"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Resume"), POLKIT_ACTION_MANAGE);
+        CHECK_STREQ(polkit_action_for("Versions"), POLKIT_ACTION_SELF_SERVICE);
+        CHECK_STREQ(polkit_action_for("RestoreMine"), POLKIT_ACTION_SELF_SERVICE);
 
         /* Reading, and anything unknown: no action, so root's alone. */
         CHECK(polkit_action_for("GetStatus") == NULL);

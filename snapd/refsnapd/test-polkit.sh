@@ -6,6 +6,7 @@
 # the question refsnapd asks and what it does with the answer).  Run as
 # root (the callers become nobody with setpriv); skipped otherwise.
 set -u
+. "${TEST_BUS_LIB:-$(dirname "$0")/test-bus-lib.sh}"
 daemon=${1:?usage: test-polkit.sh REFSNAPD REFSNAPCTL FAKE-POLKITD POLICY}
 ctl=${2:?} fake=${3:?} policy=${4:?}
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1 ||
@@ -41,36 +42,7 @@ cat > "$t/system.d/test-polkit.conf" <<'CONF'
   <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
 </busconfig>
 CONF
-cat > "$t/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$t/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <includedir>$t/system.d</includedir>
-</busconfig>
-CONF
-dbus-daemon --config-file="$t/bus.conf" --nofork --nosyslog > "$t/bus.log" 2>&1 &
-bus_pid=$!
-wait_until 5 test -S "$t/bus.sock"
-chmod 0666 "$t/bus.sock"
-chmod 0755 "$t"
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
+bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
 bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
 M=(org.refsnap1 /org/refsnap1 org.refsnap1.Manager)
 printf '[bt]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"

@@ -22,3 +22,5 @@
 #define BUS_ERROR_NO_SUCH_SNAPSHOT "org.refsnap1.NoSuchSnapshot"
 #define BUS_ERROR_JOB_RUNNING "org.refsnap1.JobRunning"
 #define BUS_ERROR_PINNED "org.refsnap1.Pinned"
+#define BUS_ERROR_CREDENTIALS_UNAVAILABLE "org.refsnap1.CredentialsUnavailable"
+#define BUS_ERROR_NO_SUCH_VERSION "org.refsnap1.NoSuchVersion"

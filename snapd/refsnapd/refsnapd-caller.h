@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <systemd/sd-bus.h>
+
+/*
+ * Who is calling, from the bus alone, and a process that becomes her.
+ *
+ * The identity of a self-service call (org.refsnap1(5), SECURITY): the
+ * uid is the sender's effective uid as the bus says it
+ * (sd_bus_query_sender_creds(), refused when sd-bus had to augment it
+ * from /proc: a PID may be another process's by now); the groups are the
+ * bus driver's UnixGroupIDs for the sender's connection
+ * (org.freedesktop.DBus.GetConnectionCredentials, asked asynchronously,
+ * the call parked meanwhile as refsnapd-polkit.c parks): the groups the
+ * process had when it connected, which is what the kernel would judge it
+ * by, so `setpriv --clear-groups` drops them here too.  Never /proc,
+ * never the group database.  Absent (a bus that does not say them), the
+ * call is refused with org.refsnap1.CredentialsUnavailable.
+ */
+typedef struct Caller {
+        uid_t uid;
+        /*
+         * The bus does not say which of the groups is the primary one
+         * (dbus-daemon reports SO_PEERGROUPS and the primary group in one
+         * sorted list): the process's gid is the first of them.  Every
+         * one of them counts in the kernel's permission checks (the
+         * fsgid and the supplementary groups alike); the choice decides
+         * only the group of a file made anew.
+         */
+        gid_t *groups;
+        size_t n_groups;
+        char sender[256];       /* the unique bus name, for the log */
+} Caller;
+
+Caller *caller_free(Caller *c);
+Caller *caller_dup(const Caller *c);
+
+typedef struct CallerRegistry CallerRegistry;
+
+/*
+ * The caller of call.  Returns 1 and *ret (the registry's, valid until
+ * caller_forget(); copy what outlives the handler); 0: the bus driver was
+ * asked, the handler returns 1 at once and is called again with the same
+ * message (rewound) when it has answered; or -errno with error set
+ * (org.refsnap1.CredentialsUnavailable, or AccessDenied for an augmented
+ * uid).  *registry is made when needed.
+ */
+int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Caller **ret, sd_bus_error *error);
+
+/* The handler is done with call (answered, or handed on): its entry freed.  NULL-safe. */
+void caller_forget(CallerRegistry *registry, sd_bus_message *call);
+
+/* Every entry freed; calls still waiting for the bus driver answered org.refsnap1.Stopping.  NULL-safe. */
+CallerRegistry *caller_registry_free(CallerRegistry *r);
+
+/*
+ * In a child of the daemon (root, full capabilities), after it has
+ * closed every descriptor it must not keep: become c for good.  Not
+ * dumpable (the caller may not trace it nor reach its memory or
+ * descriptors through /proc), the capability bounding set emptied, setgroups(c's groups), setresgid()
+ * and setresuid() to c, the capability sets cleared (a caller that is
+ * root keeps uid 0 and nothing more), the ambient set cleared,
+ * PR_SET_NO_NEW_PRIVS, and then caller_check_dropped().  Returns 0, or
+ * -errno: the child must then end without doing anything.
+ */
+int caller_become(const Caller *c);
+
+/*
+ * 0 when this process holds no capability (effective, permitted and
+ * inheritable sets empty, ambient set empty), has no_new_privs and is
+ * not dumpable; -EPERM
+ * otherwise, -errno when it cannot tell.
+ */
+int caller_check_dropped(void);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "refsnapd-manager.h"
+#include "refsnapd-polkit.h"
+
+/*
+ * Self-service (org.refsnap1(5), SELF-SERVICE): a user's own requests
+ * about her files in the snapshots, carried out by a worker that has
+ * become her (refsnapd-caller.h) and holds only descriptors of the
+ * snapshots' roots and of the job's live source; the lookups are
+ * shared/self-service.h's.  Bounded: SELF_TIMEOUT_USEC per worker (then
+ * killed), SELF_WORKERS_PER_USER at a time per uid and SELF_WORKERS_MAX
+ * in all (org.refsnap1.Busy beyond them), a worker killed when its caller
+ * leaves the bus.  Workers are children: the event loop never waits on
+ * one, so scheduled snapshots are never delayed by them.
+ */
+#define SELF_TIMEOUT_USEC (60ULL * 1000000ULL)
+#define SELF_WORKERS_PER_USER 4
+#define SELF_WORKERS_MAX 32
+
+typedef struct SelfService SelfService;
+
+int self_service_new(Manager *m, SelfService **ret);
+/* The daemon stops: calls still waiting for the bus driver are answered org.refsnap1.Stopping.  NULL-safe. */
+void self_service_stopping(SelfService *s);
+/* After the workers have ended (their answers use it).  NULL-safe; returns NULL. */
+SelfService *self_service_free(SelfService *s);
+
+/*
+ * Versions(ay path, a{sv} options) -> (s job, a(stttub) versions): the
+ * method's handler (org.refsnap1(5)).  polkit is the bus's registry
+ * (polkit_check_caller() with org.refsnap1.self-service).
+ */
+int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error);
+
+/*
+ * RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job,
+ * s snapshot): path of the snapshot ("latest" or a name) made, as the
+ * caller, in the directory she passed (org.refsnap1(5)).
+ */
+int self_method_restore_mine(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error);

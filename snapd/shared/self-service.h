@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/*
+ * Self-service lookups (refsnap's specification, "Self-service for
+ * users"), made by a process that already is the caller (refsnapd's
+ * self-service worker, refsnapd-caller.h): every check here is the
+ * kernel's, made with the process's own credentials, ACLs included.
+ * The process holds descriptors only (a snapshot's root, the job's live
+ * source) and resolves beneath them with chase_dir() and open_no_xdev():
+ * no symbolic link followed, no ".." and no other mount entered.
+ *
+ * rel is a path relative to the job's source, normalized (no ".", "..",
+ * doubled or trailing '/'), "" for the source itself.
+ */
+
+/* rel is such a path, and no longer than PATH_MAX. */
+bool self_path_valid(const char *rel);
+
+/*
+ * rel in the snapshot whose root is root: reached (each directory on the
+ * way searchable by this process) and readable by it (a directory:
+ * listable; a symbolic link: reached is enough, it is the link that is
+ * shown).  0 and its statx in *ret; else -errno, which the caller of this
+ * function must not tell apart (missing and forbidden look the same).
+ */
+int self_find_version(int root, const char *rel, struct statx *ret);
+
+/*
+ * The live tree now, beneath live (the job's source): the source and
+ * each directory above rel that still exists are searchable by this
+ * process, and rel itself, where it still exists, is readable by it
+ * (the stricter of the snapshot and the live tree: what its owner has
+ * closed since is closed in every snapshot too).  0: visible; a
+ * directory above rel missing ends the check there (what is gone closes
+ * nothing).  -EACCES: not visible, also for an ancestor that is now a
+ * symbolic link, not a directory, or another mount.
+ */
+int self_live_visible(int live, const char *rel);
+
+/*
+ * The versions of rel in the snapshots roots[i] named names[i] (oldest
+ * first), written to out, newest first, one line each:
+ *   NAME SIZE MTIME_USEC MODE DIFFERS
+ * (MODE in octal with the type bits; DIFFERS 1 when size, modification
+ * time, mode or owner differ from the previous (older) version listed, or
+ * there is none).  live < 0: no live tree to check (the source is gone).
+ * Returns how many were listed (0 when none is visible), or -errno.
+ */
+int self_list_versions(int live, const int *roots, char *const *names, size_t n, const char *rel, FILE *out);
+
+/*
+ * Restore rel of the snapshot root as this process (the caller) into the
+ * directory dest, as name: made beside its live twin under a hidden
+ * temporary name, then renamed over it.  A regular file is made with
+ * reflinkat(2) keeping what she may keep (her own file: owner, when its
+ * group is one of hers, mode with set-id bits, ACL; another user's
+ * readable file: none, so it is hers, without set-id bits); a symbolic
+ * link comes back as the link; a directory is not restored here; a
+ * device node, FIFO or socket never.  dry_run: the checks alone.  Returns
+ * 0, -ENOENT when rel is not visible to her (self_live_visible(),
+ * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
+ * type never made), or the -errno of the making (why said in *what:
+ * "make", "rename" or "destination").
+ */
+int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
+                 const char **what);
