@@ -181,10 +181,24 @@ mine "$t/src/own" "$s1" link
 ok grep -qx 'exit 0' "$t/out"
 ok test "$(readlink "$t/src/own/link")" = "target of a"
 ok test "$(stat -c %U "$t/src/own/link")" = nobody
-# Again from latest, over its live twin: replaced.
+# Again from latest, over its live twin: refused (--mine takes no guard
+# snapshot, so a live entry is never replaced), the live one intact,
+# nothing left behind; a dry run says the same.
 mine "$t/src/own" latest link
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'link exists in the destination: move it away or give --to DIR' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+mine "$t/src/own" latest link --dry-run
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'link exists in the destination' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+# ... and made with --to where it is not.
+mkdir "$t/src/own/back"; chown nobody "$t/src/own/back"
+mine "$t/src/own" latest link --to "$t/src/own/back"
 ok grep -qx 'exit 0' "$t/out"
-ok test "$(readlink "$t/src/own/link")" = "target of bb"
+ok test "$(readlink "$t/src/own/back/link")" = "target of bb"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
 # A FIFO is never made for a user; a file here fails (the host has no
 # reflinks) and leaves nothing behind.
 mine "$t/src/own" "$s1" fifo
