@@ -12,6 +12,7 @@
 
 #include "bus-names.h"
 #include "chase.h"
+#include "escape.h"
 #include "log.h"
 #include "log-event.h"
 #include "macro.h"
@@ -241,6 +242,12 @@ static int versions_work(FILE *report, void *userdata) {
                         fprintf(report, "it is a directory: restore --mine brings back files and symbolic links");
                 else if (r == -EMEDIUMTYPE)
                         fprintf(report, "it is neither a file nor a symbolic link: never made for a user");
+                else if (r == -EEXIST) {
+                        _cleanup_free_ char *e = cescape(a->base);
+
+                        fprintf(report, "%s exists in the destination: move it away or give --to DIR "
+                                "(restore --mine never replaces a live entry)", e ? e : "it");
+                }
                 else if (r < 0)
                         fprintf(report, "cannot %s: %s", what && strcmp(what, "make") == 0 ? "make it" :
                                 what && strcmp(what, "rename") == 0 ? "rename it over its twin" :

@@ -192,6 +192,16 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
                 return -errno;
         if (!S_ISDIR(d.stx_mode))
                 return -ENOTDIR;
+        /*
+         * Never over a live entry: --mine takes no guard snapshot, so
+         * what was written since the last snapshot (hers, or a
+         * teammate's in a directory they share) would have no way back.
+         * Said here for the dry run; the rename below is the guarantee.
+         */
+        *what = "exists";
+        if (fstatat(dest, name, &(struct stat) {}, AT_SYMLINK_NOFOLLOW) == 0)
+                return -EEXIST;
+        *what = "destination";
         if (dry_run)
                 return 0;
         src = open_entry(root, rel);
@@ -228,9 +238,11 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
         if (r < 0)
                 return r;
         *what = "rename";
-        if (renameat(dest, tmp, dest, name) < 0) {
+        if (renameat2(dest, tmp, dest, name, RENAME_NOREPLACE) < 0) {
                 r = -errno;
                 (void) unlinkat(dest, tmp, 0);
+                if (r == -EEXIST)
+                        *what = "exists";
                 return r;
         }
         return 0;

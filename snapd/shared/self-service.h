@@ -55,8 +55,10 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
 
 /*
  * Restore rel of the snapshot root as this process (the caller) into the
- * directory dest, as name: made beside its live twin under a hidden
- * temporary name, then renamed over it.  A regular file is made with
+ * directory dest, as name: made there under a hidden temporary name,
+ * then renamed to name only where name is not there
+ * (RENAME_NOREPLACE: no guard snapshot is taken, so a live entry is
+ * never replaced; -EEXIST, *what "exists", the dry run too).  A regular file is made with
  * reflinkat(2) keeping what she may keep (her own file: owner, when its
  * group is one of hers, mode with set-id bits, ACL; another user's
  * readable file: none, so it is hers, without set-id bits); a symbolic
@@ -65,7 +67,7 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
  * 0, -ENOENT when rel is not visible to her (self_live_visible(),
  * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
  * type never made), or the -errno of the making (why said in *what:
- * "make", "rename" or "destination").
+ * "make", "rename", "exists" or "destination").
  */
 int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
                  const char **what);
