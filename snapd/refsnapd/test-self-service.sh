@@ -199,6 +199,12 @@ mine "$t/src/own" latest link --to "$t/src/own/back"
 ok grep -qx 'exit 0' "$t/out"
 ok test "$(readlink "$t/src/own/back/link")" = "target of bb"
 ok test "$(readlink "$t/src/own/link")" = "target of a"
+# What is made has her own primary group (the bus's egid), not the
+# lowest-numbered of her groups (4242, below nogroup's).
+rm "$t/src/own/back/link"
+(cd "$t/src/own" && as_nobody_grp "$ctl" restore --mine latest link --to "$t/src/own/back" > "$t/out" 2>&1)
+ok test $? = 0
+ok test "$(stat -c %g "$t/src/own/back/link")" = "$gn"
 # A FIFO is never made for a user; a file here fails (the host has no
 # reflinks) and leaves nothing behind.
 mine "$t/src/own" "$s1" fifo
