@@ -152,7 +152,14 @@ static int read_credentials(sd_bus_message *reply, CredQuery *q) {
                 q->why = strdup("the bus driver names another uid than the message's credentials");
                 return -EBADMSG;
         }
-        return 0;
+        /* Her own group, as sd-bus said it: one of those the bus driver says, or nothing. */
+        for (size_t i = 0; i < q->caller.n_groups; i++)
+                if (q->caller.groups[i] == q->caller.gid)
+                        return 0;
+        if (asprintf(&q->why, "the caller's group (egid %u) is not one of the groups the bus says",
+                     (unsigned) q->caller.gid) < 0)
+                q->why = NULL;
+        return -EBADMSG;
 }
 
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -190,6 +197,7 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
         const char *sender = sd_bus_message_get_sender(call), *member = sd_bus_message_get_member(call);
         CredQuery *q, **a;
         uid_t euid;
+        gid_t egid;
         int r;
 
         q = registry_find(*registry, call);
@@ -210,8 +218,12 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
                 return 1;
         }
 
-        /* The euid from the bus, never augmented from /proc. */
-        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        /*
+         * The euid from the bus, never augmented from /proc; the egid as
+         * sd-bus has it (from /proc with dbus-daemon, so checked against
+         * the bus driver's groups once they are known: Caller.gid).
+         */
+        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_AUGMENT, &creds);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot ask the bus who is calling: %m");
         if ((sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID) || !sender)
@@ -221,6 +233,10 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
         if (r < 0)
                 return sd_bus_error_set(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
                                         "The bus did not say who is calling");
+        r = sd_bus_creds_get_egid(creds, &egid);
+        if (r < 0)
+                return sd_bus_error_set(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
+                                        "The bus did not say the caller's group");
 
         if (!*registry) {
                 *registry = calloc(1, sizeof(**registry));
@@ -238,6 +254,7 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
                 .registry = *registry,
                 .call = sd_bus_message_ref(call),
                 .caller.uid = euid,
+                .caller.gid = egid,
         };
         snprintf(q->caller.sender, sizeof(q->caller.sender), "%s", sender);
         (*registry)->queries[(*registry)->n++] = q;
@@ -314,7 +331,14 @@ int caller_become(const Caller *c) {
 
         if (!c || c->n_groups == 0)
                 return -EINVAL;
-        gid = c->groups[0];
+        /* Her own group, and one the bus says is hers. */
+        gid = c->gid;
+        for (size_t i = 0;; i++) {
+                if (i == c->n_groups)
+                        return -EINVAL;
+                if (c->groups[i] == gid)
+                        break;
+        }
         /*
          * Not dumpable, before anything changes and whatever the kernel
          * does on the change of ids: the caller may not ptrace it, read

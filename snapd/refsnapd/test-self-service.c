@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "reflink.h"
 #include "refsnapd-caller.h"
 #include "rm-rf.h"
 #include "self-service.h"
@@ -186,8 +187,9 @@ static void without_group(void) {
 }
 
 int main(void) {
-        gid_t both[] = { NOBODY, GROUP }, one[] = { NOBODY };
-        Caller c = { .uid = NOBODY, .groups = both, .n_groups = 2 };
+        /* Sorted, as the bus says them: her own group (the egid) is not the first. */
+        gid_t both[] = { GROUP, NOBODY }, one[] = { NOBODY };
+        Caller c = { .uid = NOBODY, .gid = NOBODY, .groups = both, .n_groups = 2 };
 
         if (geteuid() != 0) {
                 printf("1..0 # SKIP needs root\n");
@@ -247,10 +249,31 @@ int main(void) {
         c.n_groups = 1;
         as_caller(&c, without_group);
         report();
+        /* A gid that is not one of her groups: refused before anything changes. */
+        c.gid = GROUP;
+        CHECK(caller_become(&c) == -EINVAL);
+        CHECK(geteuid() == 0 && getegid() == 0);
+        c.gid = NOBODY;
         /* No group at all: refused before anything changes. */
         c.n_groups = 0;
         CHECK(caller_become(&c) == -EINVAL);
         CHECK(geteuid() == 0);
+
+        /*
+         * The mode of a restored file whose owner is not kept: her group
+         * gets no more than others had; another user's loses write for
+         * group and others and every set-id bit; her own keeps set-uid.
+         */
+        CHECK(self_restored_mode(0640, REFLINK_ATTR_NONE) == 0600);
+        CHECK(self_restored_mode(0644, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0664, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0666, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0751, REFLINK_ATTR_NONE) == 0711);
+        CHECK(self_restored_mode(06755, REFLINK_ATTR_NONE) == 0755);
+        CHECK(self_restored_mode(0660, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 0600);
+        CHECK(self_restored_mode(0666, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 0666);
+        CHECK(self_restored_mode(06770, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 04700);
+        CHECK(self_restored_mode(02750, REFLINK_ATTR_OWNER | REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 02750);
 
         (void) rm_rf_at(AT_FDCWD, tmp);
         return tests_end();

@@ -167,6 +167,18 @@ static unsigned preserve_for(const struct statx *st) {
         return REFLINK_ATTR_MODE | REFLINK_ATTR_ACL;
 }
 
+mode_t self_restored_mode(mode_t mode, unsigned preserve) {
+        mode_t o, g;
+
+        if (preserve & REFLINK_ATTR_OWNER)
+                return mode & 07777;
+        o = mode & 07;
+        if (!(preserve & REFLINK_ATTR_MODE))
+                o &= ~(mode_t) 02;
+        g = (mode >> 3) & o;
+        return (mode & 0700) | (g << 3) | o | ((preserve & REFLINK_ATTR_MODE) ? mode & (S_ISUID | S_ISVTX) : 0);
+}
+
 int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
                  const char **what) {
         _cleanup_close_ int src = -EBADF;
@@ -215,6 +227,9 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
          * she did not say so herself.
          */
         umask(022);
+        if (!S_ISLNK(st.stx_mode))
+                /* ... and what her group may not have (self_restored_mode()), from the start. */
+                umask(022 | (~self_restored_mode(st.stx_mode, preserve_for(&st)) & 0070));
         if (S_ISLNK(st.stx_mode)) {
                 n = readlinkat(src, "", target, sizeof(target) - 1);
                 if (n < 0)
@@ -237,6 +252,18 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
         }
         if (r < 0)
                 return r;
+        /*
+         * Not her file's owner kept: it is in her own group, not the
+         * file's, and what the file gave its group is not her group's.
+         * Never following a link (someone who may write dest could put
+         * one there meanwhile).
+         */
+        if (S_ISREG(st.stx_mode) && !(preserve_for(&st) & REFLINK_ATTR_OWNER) &&
+            fchmodat(dest, tmp, self_restored_mode(st.stx_mode, preserve_for(&st)), AT_SYMLINK_NOFOLLOW) < 0) {
+                r = -errno;
+                (void) unlinkat(dest, tmp, 0);
+                return r;
+        }
         *what = "rename";
         if (renameat2(dest, tmp, dest, name, RENAME_NOREPLACE) < 0) {
                 r = -errno;

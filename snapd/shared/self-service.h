@@ -54,6 +54,18 @@ int self_live_visible(int live, const char *rel);
 int self_list_versions(int live, const int *roots, char *const *names, size_t n, const char *rel, FILE *out);
 
 /*
+ * The mode a restored regular file of mode gets, with preserve what
+ * reflinkat(2) kept of it (self_restore()): mode itself where its owner
+ * is kept; otherwise it is hers in her own group, a group that is not the
+ * file's, so group and ACL mask may grant no more than the file gave
+ * others (other's bits, less write unless its mode is kept: another
+ * user's file is never one others may write), owner's bits as they were,
+ * set-group-ID dropped, set-user-ID and sticky only where the mode is
+ * kept (her own file).
+ */
+mode_t self_restored_mode(mode_t mode, unsigned preserve);
+
+/*
  * Restore rel of the snapshot root as this process (the caller) into the
  * directory dest, as name: made there under a hidden temporary name,
  * then renamed to name only where name is not there
