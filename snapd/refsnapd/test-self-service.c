@@ -52,7 +52,7 @@ static struct {
         } while (0)
 
 static char tmp[] = "/tmp/test-self-service.XXXXXX";
-static int snap1 = -EBADF, snap2 = -EBADF, live = -EBADF;
+static int snap1 = -EBADF, snap2 = -EBADF, live = -EBADF, gone1 = -EBADF, gone2 = -EBADF;
 
 static void mk(const char *path, mode_t mode, uid_t uid, gid_t gid, const char *content) {
         char p[512];
@@ -130,7 +130,7 @@ static void lookups(void) {
         struct statx st;
         char buf[4096] = "";
         FILE *f;
-        int fds[2] = { snap1, snap2 };
+        int fds[2] = { snap1, snap2 }, gone_fds[2] = { gone1, gone2 }, open_fds[2] = { gone1, gone1 };
         char *names[2] = { (char *) "2020-01-01T00:00:00Z", (char *) "2020-01-02T00:00:00Z" };
 
         /* The kernel is the judge: root's 0600 file is not openable at all. */
@@ -177,6 +177,36 @@ static void lookups(void) {
         C(f && self_list_versions(-EBADF, fds, names, 2, "was-open/file", f) == 1);
         if (f)
                 fclose(f);
+        /*
+         * A live ancestor renamed away (by whoever may write its parent)
+         * after its owner closed it, closed in the newer snapshot: the
+         * newest snapshot that has it judges, not nothing.
+         */
+        C(self_find_version(snap1, "moved/f", &st) == 0);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "moved/f", f) == 0);
+        if (f)
+                fclose(f);
+        /* The same for the entry itself: private in the newer snapshot, renamed away live. */
+        C(self_find_version(snap1, "pub/single", &st) == 0);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "pub/single", f) == 0);
+        if (f)
+                fclose(f);
+        /* And the whole source gone: its newest snapshot is closed. */
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(-EBADF, gone_fds, names, 2, "x", f) == 0);
+        if (f)
+                fclose(f);
+        /* Deleted, open in every snapshot that has it: still listed. */
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "gone/file", f) == 1);
+        if (f)
+                fclose(f);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(-EBADF, open_fds, names, 2, "x", f) == 2);
+        if (f)
+                fclose(f);
 }
 
 static void without_group(void) {
@@ -217,9 +247,19 @@ int main(void) {
                 snprintf(p, sizeof(p), "%s/s1/pub/link", tmp);
                 CHECK(symlink("secret", p) == 0);
         }
+        mk("s1/moved", 0755, 0, 0, NULL);
+        mk("s1/moved/f", 0644, 0, 0, "open then");
+        mk("s1/pub/single", 0644, 0, 0, "open then");
         mk("s2", 0755, 0, 0, NULL);
         mk("s2/pub", 0755, 0, 0, NULL);
         mk("s2/pub/file", 0644, 0, 0, "two!");
+        mk("s2/moved", 0700, 0, 0, NULL);
+        mk("s2/moved/f", 0644, 0, 0, "open then");
+        mk("s2/pub/single", 0600, 0, 0, "open then");
+        mk("g1", 0755, 0, 0, NULL);
+        mk("g1/x", 0644, 0, 0, "x");
+        mk("g2", 0700, 0, 0, NULL);
+        mk("g2/x", 0644, 0, 0, "x");
         mk("live", 0755, 0, 0, NULL);
         mk("live/pub", 0755, 0, 0, NULL);
         mk("live/pub/file", 0644, 0, 0, "two!");
@@ -235,8 +275,12 @@ int main(void) {
                 snap2 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 snprintf(p, sizeof(p), "%s/live", tmp);
                 live = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "%s/g1", tmp);
+                gone1 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "%s/g2", tmp);
+                gone2 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
         }
-        CHECK(snap1 >= 0 && snap2 >= 0 && live >= 0);
+        CHECK(snap1 >= 0 && snap2 >= 0 && live >= 0 && gone1 >= 0 && gone2 >= 0);
 
         /* Root itself, before: everything open to it (the checks below are the caller's, not the tree's). */
         CHECK(faccessat(snap1, "pub/secret", R_OK, AT_EACCESS) == 0);

@@ -79,6 +79,19 @@ cp -a "$t/store/$s2" "$t/store/$s3"     # the same as the one before
 cp -a "$t/store/$s2" "$t/src"
 rm "$t/src/own/mine" "$t/src/own/link"  # deleted since
 chmod 0700 "$t/src/was-open"    # and closed by its owner since
+# Open in the first snapshot, closed by its owner in the newer ones, then
+# renamed away live by someone who may write its parent: a directory
+# (moved) and a file (a/single).
+for s in "$s1" "$s2" "$s3"; do
+	mkdir -m 0755 "$t/store/$s/moved"
+	echo old > "$t/store/$s/moved/f"
+	echo old > "$t/store/$s/a/single"
+done
+chmod 0700 "$t/store/$s2/moved" "$t/store/$s3/moved"
+chmod 0600 "$t/store/$s2/a/single" "$t/store/$s3/a/single"
+mkdir -m 0700 "$t/src/moved.x"
+echo old > "$t/src/a/single.x"; chmod 0600 "$t/src/a/single.x"
+mkdir -p "$t/nob"; chown nobody "$t/nob"
 printf '[self]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
 : > "$t/rules"
 : > "$t/pk.log"
@@ -148,6 +161,19 @@ chmod 0755 "$t/src/was-open"
 versions "$t/src" was-open/file
 ok grep -qx 'exit 0' "$t/out"
 chmod 0700 "$t/src/was-open"
+# Closed by its owner, then renamed away live: the newest snapshot that
+# has it judges (closed there), so the same as a missing one.
+mkdir -p "$t/src/b/moved"
+versions "$t/src" moved/f
+cp "$t/out" "$t/moved.out"
+versions "$t/src/b" moved/f
+ok cmp "$t/moved.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
+versions "$t/src/a" single
+cp "$t/out" "$t/single.out"
+versions "$t/src/b" single
+ok cmp "$t/single.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
 # Outside every job: the same answer.
 versions "$t" nothing-here
 ok grep -qx 'exit 4' "$t/out"
@@ -227,6 +253,15 @@ mine "$t/src/b" "$s1" secret --to "$t/src/own"
 ok cmp "$t/forbidden.out" "$t/out"
 ok grep -qx 'exit 4' "$t/out"
 ok test ! -e "$t/src/own/secret"
+# ... and for what its owner closed before it was renamed away live.
+mine "$t/src" "$s1" moved/f --to "$t/nob"
+cp "$t/out" "$t/moved.out"
+mine "$t/src/b" "$s1" moved/f --to "$t/nob"
+ok cmp "$t/moved.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
+mine "$t/src/a" "$s1" single --to "$t/nob"
+ok grep -qx 'exit 4' "$t/out"
+ok test -z "$(ls -A "$t/nob")"
 # A snapshot that is not there: the same.
 mine "$t/src/own" 2001-01-01T00:00:00Z link
 ok grep -qx 'exit 4' "$t/out"
