@@ -149,7 +149,7 @@ static int versions_work(FILE *report, void *userdata) {
         VersionsArgs *a = userdata;
         _cleanup_free_ int *fds = NULL;
         char **names = NULL;
-        size_t n = 0, k = 0;
+        size_t n = 0, k = 0, which = SIZE_MAX;
         struct rlimit rl;
         int store, live, r;
 
@@ -170,7 +170,11 @@ static int versions_work(FILE *report, void *userdata) {
         fds = calloc(n + 2, sizeof(int));
         if (!fds)
                 return SELF_ERROR;
-        /* RestoreMine(): the one snapshot asked for ("latest": the newest that is not a guard). */
+        /*
+         * RestoreMine(): the one snapshot asked for ("latest": the newest
+         * that is not a guard), among all of them (the newer ones say
+         * what is visible now where the live tree no longer has it).
+         */
         if (a->snapshot) {
                 char name[SNAPSHOT_NAME_MAX] = "";
 
@@ -179,15 +183,9 @@ static int versions_work(FILE *report, void *userdata) {
                                 name[0] = '\0';
                 } else if (snapshot_name_valid(a->snapshot))
                         snprintf(name, sizeof(name), "%s", a->snapshot);
-                strv_free(names);
-                names = NULL;
-                n = 0;
-                if (name[0] && store >= 0 && store_snapshot_exists(store, name) >= 0) {
-                        names = calloc(2, sizeof(char *));
-                        if (!names || !(names[0] = strdup(name)))
-                                return SELF_ERROR;
-                        n = 1;
-                }
+                for (size_t i = 0; name[0] && i < n; i++)
+                        if (strcmp(names[i], name) == 0)
+                                which = i;
         }
         for (size_t i = 0; i < n; i++) {
                 fds[i] = openat(store, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -233,9 +231,9 @@ static int versions_work(FILE *report, void *userdata) {
         if (a->snapshot) {
                 const char *what = NULL;
 
-                if (n == 0 || fds[0] < 0)
+                if (which >= n || fds[which] < 0)
                         return SELF_NONE;
-                r = self_restore(live, fds[0], a->rel, a->dest, a->base, a->dry_run, &what);
+                r = self_restore(live, fds, n, which, a->rel, a->dest, a->base, a->dry_run, &what);
                 if (r == -ENOENT)
                         return SELF_NONE;
                 if (r == -EISDIR)
@@ -253,7 +251,7 @@ static int versions_work(FILE *report, void *userdata) {
                                 what && strcmp(what, "rename") == 0 ? "rename it over its twin" :
                                 "use the destination", strerror(-r));
                 else
-                        fprintf(report, "%s", names[0]);
+                        fprintf(report, "%s", names[which]);
                 return r < 0 ? SELF_NOT_MADE : SELF_OK;
         }
         r = self_list_versions(live, fds, names, n, a->rel, report);

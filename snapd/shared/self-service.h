@@ -36,11 +36,24 @@ int self_find_version(int root, const char *rel, struct statx *ret);
  * process, and rel itself, where it still exists, is readable by it
  * (the stricter of the snapshot and the live tree: what its owner has
  * closed since is closed in every snapshot too).  0: visible; a
- * directory above rel missing ends the check there (what is gone closes
- * nothing).  -EACCES: not visible, also for an ancestor that is now a
+ * directory above rel missing ends this check there (the live tree
+ * alone: self_visible_now() goes on in the snapshots).  -EACCES: not visible, also for an ancestor that is now a
  * symbolic link, not a directory, or another mount.
  */
 int self_live_visible(int live, const char *rel);
+
+/*
+ * Visible now, as far as anything still says: the live tree where it
+ * still has rel's components (self_live_visible()); from the first
+ * component missing there (deleted, or renamed away by whoever may
+ * write its parent: live < 0 when the source itself is gone) on, the
+ * newest of the snapshots roots[] (oldest first; < 0: skipped) that
+ * still has that component, and so on down: the most recent known
+ * permissions apply, so an owner's closing is not undone by a rename.
+ * One this process cannot search there: not visible.  0: visible (or
+ * nothing says otherwise: each snapshot's own check decides); -EACCES.
+ */
+int self_visible_now(int live, const int *roots, size_t n, const char *rel);
 
 /*
  * The versions of rel in the snapshots roots[i] named names[i] (oldest
@@ -48,7 +61,8 @@ int self_live_visible(int live, const char *rel);
  *   NAME SIZE MTIME_USEC MODE DIFFERS
  * (MODE in octal with the type bits; DIFFERS 1 when size, modification
  * time, mode or owner differ from the previous (older) version listed, or
- * there is none).  live < 0: no live tree to check (the source is gone).
+ * there is none); none unless self_visible_now().  live < 0: the source
+ * is gone.
  * Returns how many were listed (0 when none is visible), or -errno.
  */
 int self_list_versions(int live, const int *roots, char *const *names, size_t n, const char *rel, FILE *out);
@@ -66,7 +80,8 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
 mode_t self_restored_mode(mode_t mode, unsigned preserve);
 
 /*
- * Restore rel of the snapshot root as this process (the caller) into the
+ * Restore rel of the snapshot roots[which] (of roots[n], oldest first, as
+ * self_visible_now() takes them) as this process (the caller) into the
  * directory dest, as name: made there under a hidden temporary name,
  * then renamed to name only where name is not there
  * (RENAME_NOREPLACE: no guard snapshot is taken, so a live entry is
@@ -76,10 +91,10 @@ mode_t self_restored_mode(mode_t mode, unsigned preserve);
  * readable file: none, so it is hers, without set-id bits); a symbolic
  * link comes back as the link; a directory is not restored here; a
  * device node, FIFO or socket never.  dry_run: the checks alone.  Returns
- * 0, -ENOENT when rel is not visible to her (self_live_visible(),
+ * 0, -ENOENT when rel is not visible to her (self_visible_now(),
  * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
  * type never made), or the -errno of the making (why said in *what:
  * "make", "rename", "exists" or "destination").
  */
-int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
-                 const char **what);
+int self_restore(int live, const int *roots, size_t n, size_t which, const char *rel, int dest, const char *name,
+                 bool dry_run, const char **what);
