@@ -275,6 +275,31 @@ ok grep -q "Versions() for uid $un (:1\.[0-9]*): looking it up as the caller" "$
 ok sh -c "! grep -q 'the worker' '$t/daemon.log'"
 ok grep -q "uid $un (:1\.[0-9]*) restored one entry of her own from $s1" "$t/daemon.log"
 
+# Calls parked while polkit thinks count too: 8 per user waiting or
+# running, Busy at once beyond, before polkit is asked; root's reading
+# calls answered meanwhile; the bound freed again once polkit answers.
+asked() { grep -c "action=org.refsnap1.self-service flags=[01] uid=$un\$" "$t/pk.log"; }
+echo "org.refsnap1.self-service $un hold" > "$t/rules"
+before=$(asked)
+p=$t/src/own
+held=()
+for i in 1 2 3 4 5 6 7 8; do
+	setpriv --reuid=nobody --regid="$gn" --clear-groups "${bc[@]}" call --timeout=120 "${M[@]}" Versions aya{sv} \
+		"$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 > "$t/held.$i" 2>&1 &
+	held+=($!)
+done
+ok wait_until 30 sh -c "test \$(grep -c 'action=org.refsnap1.self-service flags=[01] uid=$un\$' '$t/pk.log') = $((before + 8))"
+out=$(as_nobody "${bc[@]}" call --timeout=60 "${M[@]}" Versions aya{sv} "$(printf %s "$p" | wc -c)" \
+	$(printf %s "$p" | od -An -tu1) 0 2>&1)
+ok grep -q 'Too many self-service requests at once' <<<"$out"
+ok test "$(asked)" = $((before + 8))
+ok "$ctl" status
+echo "org.refsnap1.self-service $un yes" > "$t/rules"
+for c in "${held[@]}"; do wait "$c"; done
+ok sh -c "cat '$t'/held.* | grep -c '^sa(stttub) \"self\"' | grep -qx 8"
+versions "$t/src/own" mine
+ok grep -qx 'exit 0' "$t/out"
+
 kill -TERM "$d_pid"
 wait "$d_pid"
 ok test $? = 0
