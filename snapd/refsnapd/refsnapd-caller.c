@@ -192,7 +192,16 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Caller **ret, sd_bus_error *error) {
+size_t caller_registry_count(const CallerRegistry *r, uid_t uid) {
+        size_t k = 0;
+
+        for (size_t i = 0; r && i < r->n; i++)
+                k += r->queries[i]->caller.uid == uid;
+        return k;
+}
+
+int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit admit, void *userdata,
+                    const Caller **ret, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const char *sender = sd_bus_message_get_sender(call), *member = sd_bus_message_get_member(call);
         CredQuery *q, **a;
@@ -237,6 +246,12 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
         if (r < 0)
                 return sd_bus_error_set(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
                                         "The bus did not say the caller's group");
+        /* Bounded before it is parked: nothing is asked for a call beyond it. */
+        if (admit) {
+                r = admit(euid, userdata, error);
+                if (r < 0)
+                        return r;
+        }
 
         if (!*registry) {
                 *registry = calloc(1, sizeof(**registry));

@@ -48,14 +48,27 @@ Caller *caller_dup(const Caller *c);
 typedef struct CallerRegistry CallerRegistry;
 
 /*
+ * Whether a new call of uid may be parked (for the bus driver, then
+ * polkit): 0, or -errno with error set (org.refsnap1.Busy), the call then
+ * refused before anything is asked.
+ */
+typedef int (*CallerAdmit)(uid_t uid, void *userdata, sd_bus_error *error);
+
+/*
  * The caller of call.  Returns 1 and *ret (the registry's, valid until
  * caller_forget(); copy what outlives the handler); 0: the bus driver was
  * asked, the handler returns 1 at once and is called again with the same
  * message (rewound) when it has answered; or -errno with error set
- * (org.refsnap1.CredentialsUnavailable, or AccessDenied for an augmented
- * uid).  *registry is made when needed.
+ * (org.refsnap1.CredentialsUnavailable, AccessDenied for an augmented
+ * uid, or what admit said).  admit (may be NULL) is asked first, for a
+ * call not yet known, with the sender's euid.  *registry is made when
+ * needed.
  */
-int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Caller **ret, sd_bus_error *error);
+int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit admit, void *userdata,
+                    const Caller **ret, sd_bus_error *error);
+
+/* How many calls of uid the registry holds: parked, or known and not yet forgotten (waiting for polkit). */
+size_t caller_registry_count(const CallerRegistry *registry, uid_t uid);
 
 /* The handler is done with call (answered, or handed on): its entry freed.  NULL-safe. */
 void caller_forget(CallerRegistry *registry, sd_bus_message *call);

@@ -486,13 +486,26 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
         return 1;
 }
 
+/* A new call of uid: parked only while her calls waiting or running are fewer than SELF_CALLS_PER_USER. */
+static int self_admit(uid_t uid, void *userdata, sd_bus_error *error) {
+        SelfService *s = userdata;
+        size_t k = caller_registry_count(s->callers, uid) + running_of(s, uid);
+
+        if (k < SELF_CALLS_PER_USER)
+                return 0;
+        log_debug("A self-service call of uid %u refused: %zu waiting or running", (unsigned) uid, k);
+        return sd_bus_error_setf(error, BUS_ERROR_BUSY,
+                                 "Too many self-service requests at once (%d per user, waiting or running): "
+                                 "try again when one has ended", SELF_CALLS_PER_USER);
+}
+
 static int self_method(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, bool restore,
                        sd_bus_error *error) {
         const Caller *caller;
         int r;
 
-        /* Who: from the bus (parked while the bus driver says the groups). */
-        r = caller_identify(msg, &s->callers, &caller, error);
+        /* Who: from the bus (parked while the bus driver says the groups), within her bound. */
+        r = caller_identify(msg, &s->callers, self_admit, s, &caller, error);
         if (r == 0)
                 return 1;
         if (r < 0) {
