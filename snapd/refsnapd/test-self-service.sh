@@ -344,7 +344,33 @@ ok test $? = 0
 d_pid=
 for c in "${clients[@]:1}"; do wait "$c"; done
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon2.log'"
-[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
+
+# The journal: a user's self-service lines are rate limited (200 per
+# 30 s per user): a flood of refused calls logs no more, says once that
+# the rest is suppressed, and another user's lines are still logged.
+echo "org.refsnap1.self-service $un no" > "$t/rules"
+"$daemon" -c "$t/main.conf" --conf-dir "$t/conf.d" > "$t/daemon3.log" 2>&1 &
+d_pid=$!
+ok wait_until 30 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
+p=$t/src/own
+start=$(date +%s%N)
+for i in $(seq 250); do
+	as_nobody "${bc[@]}" call "${M[@]}" Versions aya{sv} "$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 \
+		> /dev/null 2>&1
+done
+echo "# 250 refused calls in $((($(date +%s%N) - start) / 1000000)) ms"
+refused() { grep -c "Versions() from uid $1, pid [0-9]*, unit .* refused: org.refsnap1.self-service: not authorized" "$t/daemon3.log"; }
+ok test "$(refused "$un")" -lt 250
+ok grep -q "uid $un: more than 200 self-service log lines in 30 s: the rest suppressed" "$t/daemon3.log"
+setpriv --reuid=daemon --regid=daemon --clear-groups "${bc[@]}" call "${M[@]}" Versions aya{sv} \
+	"$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 > /dev/null 2>&1
+ok test "$(refused "$(id -u daemon)")" = 1
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon3.log'"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
 	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]
