@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "refsnapd-caller.h"
+#include "refsnapd-self-log.h"
 
 /* How long the bus driver may take to say a connection's credentials. */
 #define CREDENTIALS_TIMEOUT_USEC (25ULL * 1000000ULL)
@@ -213,7 +214,7 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit
         if (q && q->state == CRED_PENDING)
                 return -EBUSY;  /* not dispatched while parked */
         if (q && q->state == CRED_UNAVAILABLE) {
-                if (!q->dispatched)
+                if (!q->dispatched && self_log_allow(q->caller.uid))
                         log_notice("%s() from uid %u (%s) refused: %s", member, (unsigned) q->caller.uid,
                                    q->caller.sender, q->why ? q->why : "no credentials");
                 q->dispatched = true;

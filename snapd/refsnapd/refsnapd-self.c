@@ -20,6 +20,7 @@
 #include "refsnapd-bus-child.h"
 #include "refsnapd-caller.h"
 #include "refsnapd-self.h"
+#include "refsnapd-self-log.h"
 #include "self-service.h"
 #include "snapshot-name.h"
 #include "store.h"
@@ -318,7 +319,7 @@ static void restore_done(sd_bus_message *call, int code, const char *report, siz
 
         running_remove(a->service, a->caller->uid);
         if (code == SELF_OK) {
-                if (!a->dry_run)
+                if (!a->dry_run && self_log_allow(a->caller->uid))
                         (void) log_event(LOG_INFO, MESSAGE_ID_SELF_SERVICE_RESTORED, a->job_name,
                                          &(EventFields) { .snapshot = report, .has_counts = true, .files = 1 },
                                          "uid %u (%s) restored one entry of her own from %s", (unsigned) a->caller->uid,
@@ -481,8 +482,9 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                 return r;
         }
         s->running[s->n_running++] = caller->uid;
-        log_job(LOG_INFO, js->name, "%s() for uid %u (%s): %s as the caller%s", member, (unsigned) caller->uid,
-                caller->sender, restore ? "restoring" : "looking it up", dry_run ? " (dry run)" : "");
+        if (self_log_allow(caller->uid))
+                log_job(LOG_INFO, js->name, "%s() for uid %u (%s): %s as the caller%s", member, (unsigned) caller->uid,
+                        caller->sender, restore ? "restoring" : "looking it up", dry_run ? " (dry run)" : "");
         return 1;
 }
 
