@@ -209,6 +209,32 @@ static void lookups(void) {
                 fclose(f);
 }
 
+/*
+ * What self_restore() does to a file it made, as the worker (not
+ * dumpable): fchmodat() that follows no link works (glibc goes through
+ * /proc/self/fd where the kernel has no fchmodat2), and a link is refused.
+ */
+static void chmod_made(void) {
+        char p[512];
+        struct stat st;
+        int dir, fd;
+
+        snprintf(p, sizeof(p), "%s/mine", tmp);
+        dir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        C(dir >= 0);
+        fd = openat(dir, "made", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        C(fd >= 0);
+        if (fd >= 0)
+                close(fd);
+        C(fchmodat(dir, "made", 0600, AT_SYMLINK_NOFOLLOW) == 0);
+        C(fstatat(dir, "made", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 07777) == 0600 && st.st_gid == NOBODY);
+        C(symlinkat("made", dir, "link") == 0);
+        C(fchmodat(dir, "link", 0644, AT_SYMLINK_NOFOLLOW) < 0);
+        C(fstatat(dir, "made", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 07777) == 0600);
+        if (dir >= 0)
+                close(dir);
+}
+
 static void without_group(void) {
         struct statx st;
 
@@ -260,6 +286,7 @@ int main(void) {
         mk("g1/x", 0644, 0, 0, "x");
         mk("g2", 0700, 0, 0, NULL);
         mk("g2/x", 0644, 0, 0, "x");
+        mk("mine", 0755, NOBODY, NOBODY, NULL);
         mk("live", 0755, 0, 0, NULL);
         mk("live/pub", 0755, 0, 0, NULL);
         mk("live/pub/file", 0644, 0, 0, "two!");
@@ -288,6 +315,8 @@ int main(void) {
         as_caller(&c, identity);
         report();
         as_caller(&c, lookups);
+        report();
+        as_caller(&c, chmod_made);
         report();
         c.groups = one;
         c.n_groups = 1;
