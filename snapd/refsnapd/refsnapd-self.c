@@ -107,6 +107,13 @@ static void versions_args_free(void *p) {
         free(a);
 }
 
+/* Lines about the worker (killed) count in the caller's rate limit. */
+static bool versions_may_log(void *p) {
+        VersionsArgs *a = p;
+
+        return self_log_allow(a->caller->uid);
+}
+
 static int cmp_int(const void *a, const void *b) {
         int x = *(const int *) a, y = *(const int *) b;
 
@@ -307,8 +314,9 @@ static void versions_done(sd_bus_message *call, int code, const char *report, si
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_VERSION,
                                                   "No version of this path that you may read");
         else {
-                log_error("Versions() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
-                          a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
+                if (self_log_allow(a->caller->uid))
+                        log_error("Versions() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
+                                  a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The lookup failed%s",
                                                   code < 0 ? ": it took too long, or refsnapd is stopping" : "");
         }
@@ -331,8 +339,9 @@ static void restore_done(sd_bus_message *call, int code, const char *report, siz
         else if (code == SELF_NOT_MADE)
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", report);
         else {
-                log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
-                          a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
+                if (self_log_allow(a->caller->uid))
+                        log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
+                                  a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The restore failed%s",
                                                   code < 0 ? ": it took too long, or refsnapd is stopping" : "");
         }
@@ -476,6 +485,7 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                                 .timeout_usec = SELF_TIMEOUT_USEC,
                                 .kill_on_disconnect = true,
                                 .free_userdata = versions_args_free,
+                                .may_log = versions_may_log,
                         }, versions_work, restore ? restore_done : versions_done, a);
         if (r < 0) {
                 versions_args_free(a);
