@@ -29,8 +29,13 @@ struct BusChild {
         sd_bus_track *track;    /* the caller's connection, with kill_on_disconnect */
         bus_child_done_t done;
         void (*free_userdata)(void *userdata);
+        bool (*may_log)(void *userdata);
         void *userdata;
 };
+
+static bool may_log(BusChild *c) {
+        return !c->may_log || c->may_log(c->userdata);
+}
 
 static BusChild *bus_child_free(BusChild *c) {
         if (!c)
@@ -57,8 +62,9 @@ static int on_exit_(sd_event_source *s, const siginfo_t *si, void *userdata) {
         ssize_t n = 0;
 
         if (size > REPORT_MAX) {
-                log_error("%s: pid %d wrote a report of %lld bytes, more than %d: taken as failed", c->name,
-                          (int) c->pid, (long long) size, REPORT_MAX);
+                if (may_log(c))
+                        log_error("%s: pid %d wrote a report of %lld bytes, more than %d: taken as failed", c->name,
+                                  (int) c->pid, (long long) size, REPORT_MAX);
                 size = 0;
                 code = -1;
         }
@@ -77,7 +83,8 @@ static int on_exit_(sd_event_source *s, const siginfo_t *si, void *userdata) {
 static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         BusChild *c = userdata;
 
-        log_notice("%s: pid %d ran out of its time, killed", c->name, (int) c->pid);
+        if (may_log(c))
+                log_notice("%s: pid %d ran out of its time, killed", c->name, (int) c->pid);
         (void) kill(c->pid, SIGKILL);
         return 0;
 }
@@ -86,7 +93,8 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
         BusChild *c = userdata;
 
-        log_info("%s: the caller went away, pid %d killed", c->name, (int) c->pid);
+        if (may_log(c))
+                log_info("%s: the caller went away, pid %d killed", c->name, (int) c->pid);
         (void) kill(c->pid, SIGKILL);
         return 0;
 }
@@ -159,5 +167,6 @@ int bus_child_spawn(Manager *m, sd_bus_message *call, const char *name, const Bu
         c->call = sd_bus_message_ref(call);
         c->userdata = userdata;
         c->free_userdata = options->free_userdata;
+        c->may_log = options->may_log;
         return 0;
 }

@@ -43,6 +43,12 @@ typedef struct BusChildOptions {
         bool kill_on_disconnect;
         /* Called in the parent once the child is gone, after done(); NULL-safe. */
         void (*free_userdata)(void *userdata);
+        /*
+         * Whether a line about it (killed, its report refused) may be
+         * written now: a rate limit where any user may start one
+         * (refsnapd-self-log.h); NULL: always.
+         */
+        bool (*may_log)(void *userdata);
 } BusChildOptions;
 
 /*

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "refsnapd-caller.h"
+#include "refsnapd-self-log.h"
 
 /* How long the bus driver may take to say a connection's credentials. */
 #define CREDENTIALS_TIMEOUT_USEC (25ULL * 1000000ULL)
@@ -152,7 +153,14 @@ static int read_credentials(sd_bus_message *reply, CredQuery *q) {
                 q->why = strdup("the bus driver names another uid than the message's credentials");
                 return -EBADMSG;
         }
-        return 0;
+        /* Her own group, as sd-bus said it: one of those the bus driver says, or nothing. */
+        for (size_t i = 0; i < q->caller.n_groups; i++)
+                if (q->caller.groups[i] == q->caller.gid)
+                        return 0;
+        if (asprintf(&q->why, "the caller's group (egid %u) is not one of the groups the bus says",
+                     (unsigned) q->caller.gid) < 0)
+                q->why = NULL;
+        return -EBADMSG;
 }
 
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -185,18 +193,28 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Caller **ret, sd_bus_error *error) {
+size_t caller_registry_count(const CallerRegistry *r, uid_t uid) {
+        size_t k = 0;
+
+        for (size_t i = 0; r && i < r->n; i++)
+                k += r->queries[i]->caller.uid == uid;
+        return k;
+}
+
+int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit admit, void *userdata,
+                    const Caller **ret, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const char *sender = sd_bus_message_get_sender(call), *member = sd_bus_message_get_member(call);
         CredQuery *q, **a;
         uid_t euid;
+        gid_t egid;
         int r;
 
         q = registry_find(*registry, call);
         if (q && q->state == CRED_PENDING)
                 return -EBUSY;  /* not dispatched while parked */
         if (q && q->state == CRED_UNAVAILABLE) {
-                if (!q->dispatched)
+                if (!q->dispatched && self_log_allow(q->caller.uid))
                         log_notice("%s() from uid %u (%s) refused: %s", member, (unsigned) q->caller.uid,
                                    q->caller.sender, q->why ? q->why : "no credentials");
                 q->dispatched = true;
@@ -210,8 +228,12 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
                 return 1;
         }
 
-        /* The euid from the bus, never augmented from /proc. */
-        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        /*
+         * The euid from the bus, never augmented from /proc; the egid as
+         * sd-bus has it (from /proc with dbus-daemon, so checked against
+         * the bus driver's groups once they are known: Caller.gid).
+         */
+        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_AUGMENT, &creds);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot ask the bus who is calling: %m");
         if ((sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID) || !sender)
@@ -221,6 +243,16 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
         if (r < 0)
                 return sd_bus_error_set(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
                                         "The bus did not say who is calling");
+        r = sd_bus_creds_get_egid(creds, &egid);
+        if (r < 0)
+                return sd_bus_error_set(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
+                                        "The bus did not say the caller's group");
+        /* Bounded before it is parked: nothing is asked for a call beyond it. */
+        if (admit) {
+                r = admit(euid, userdata, error);
+                if (r < 0)
+                        return r;
+        }
 
         if (!*registry) {
                 *registry = calloc(1, sizeof(**registry));
@@ -238,6 +270,7 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, const Calle
                 .registry = *registry,
                 .call = sd_bus_message_ref(call),
                 .caller.uid = euid,
+                .caller.gid = egid,
         };
         snprintf(q->caller.sender, sizeof(q->caller.sender), "%s", sender);
         (*registry)->queries[(*registry)->n++] = q;
@@ -314,7 +347,14 @@ int caller_become(const Caller *c) {
 
         if (!c || c->n_groups == 0)
                 return -EINVAL;
-        gid = c->groups[0];
+        /* Her own group, and one the bus says is hers. */
+        gid = c->gid;
+        for (size_t i = 0;; i++) {
+                if (i == c->n_groups)
+                        return -EINVAL;
+                if (c->groups[i] == gid)
+                        break;
+        }
         /*
          * Not dumpable, before anything changes and whatever the kernel
          * does on the change of ids: the caller may not ptrace it, read

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "refsnapd-polkit.h"
+#include "refsnapd-self-log.h"
 #include "timespan.h"
 
 /* How long polkit may take: a user typing a password, or polkit alone. */
@@ -70,6 +71,7 @@ typedef struct PolkitQuery {
         sd_bus_slot *slot;              /* CheckAuthorization, while it is asked */
         sd_event_source *defer;         /* frees the query after the call's second dispatch */
         const char *action;
+        uid_t uid;
         Verdict verdict;
         bool dispatched;                /* the handler has seen the verdict */
         char *why;                      /* VERDICT_FAILED: what polkit's answer was */
@@ -171,29 +173,39 @@ static int on_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
+/* Self-service's lines are rate limited per user (any user may call); the others are not. */
+static bool may_log(const char *action, uid_t uid) {
+        return !action || strcmp(action, POLKIT_ACTION_SELF_SERVICE) != 0 || self_log_allow(uid);
+}
+
 /* The second dispatch of a parked call: polkit's verdict, said and logged. */
 static int query_verdict(PolkitQuery *q, sd_bus_error *error) {
         const char *member = sd_bus_message_get_member(q->call);
+        bool log = may_log(q->action, q->uid);
 
         q->dispatched = true;
         switch (q->verdict) {
         case VERDICT_ALLOWED:
-                log_info("%s() called by %s: %s authorized by polkit", member, q->caller, q->action);
+                if (log)
+                        log_info("%s() called by %s: %s authorized by polkit", member, q->caller, q->action);
                 return 1;
         case VERDICT_CHALLENGE:
-                log_notice("%s() from %s refused: %s: not authorized without authentication", member,
-                           q->caller, q->action);
+                if (log)
+                        log_notice("%s() from %s refused: %s: not authorized without authentication", member,
+                                   q->caller, q->action);
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                          "Authentication is required for %s", q->action);
         case VERDICT_DENIED:
-                log_notice("%s() from %s refused: %s: not authorized", member, q->caller, q->action);
+                if (log)
+                        log_notice("%s() from %s refused: %s: not authorized", member, q->caller, q->action);
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Not authorized by polkit for %s",
                                          q->action);
         case VERDICT_FAILED:
         case VERDICT_PENDING:
         default:
-                log_notice("%s() from %s refused: %s: %s", member, q->caller, q->action,
-                           q->why ? q->why : "polkit did not answer");
+                if (log)
+                        log_notice("%s() from %s refused: %s: %s", member, q->caller, q->action,
+                                   q->why ? q->why : "polkit did not answer");
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Not authorized for %s: polkit did not answer", q->action);
         }
@@ -224,11 +236,12 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
         if (r < 0)
                 return r;
         format_caller(call, creds, euid, caller, sizeof(caller));
+        action = polkit_action_for(member);
         if (euid == 0) {
-                log_info("%s() called by %s", member, caller);
+                if (may_log(action, euid))
+                        log_info("%s() called by %s", member, caller);
                 return 1;
         }
-        action = polkit_action_for(member);
         sender = sd_bus_message_get_sender(call);
         if (!action || !sender) {
                 log_notice("%s() from %s refused: root only", member, caller);
@@ -254,6 +267,7 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
                 .registry = *registry,
                 .call = sd_bus_message_ref(call),
                 .action = action,
+                .uid = euid,
         };
         snprintf(q->caller, sizeof(q->caller), "%s", caller);
         (*registry)->queries[(*registry)->n++] = q;
@@ -270,8 +284,9 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
                                       interactive > 0 ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
         if (r < 0) {
                 query_free(q);
-                log_notice("%s() from %s refused: %s: polkit cannot be asked: %s", member, caller, action,
-                           strerror(-r));
+                if (may_log(action, euid))
+                        log_notice("%s() from %s refused: %s: polkit cannot be asked: %s", member, caller, action,
+                                   strerror(-r));
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Not authorized for %s: polkit cannot be asked", action);
         }

@@ -12,6 +12,7 @@
 
 #include "bus-names.h"
 #include "chase.h"
+#include "escape.h"
 #include "log.h"
 #include "log-event.h"
 #include "macro.h"
@@ -19,6 +20,7 @@
 #include "refsnapd-bus-child.h"
 #include "refsnapd-caller.h"
 #include "refsnapd-self.h"
+#include "refsnapd-self-log.h"
 #include "self-service.h"
 #include "snapshot-name.h"
 #include "store.h"
@@ -105,6 +107,13 @@ static void versions_args_free(void *p) {
         free(a);
 }
 
+/* Lines about the worker (killed) count in the caller's rate limit. */
+static bool versions_may_log(void *p) {
+        VersionsArgs *a = p;
+
+        return self_log_allow(a->caller->uid);
+}
+
 static int cmp_int(const void *a, const void *b) {
         int x = *(const int *) a, y = *(const int *) b;
 
@@ -148,7 +157,7 @@ static int versions_work(FILE *report, void *userdata) {
         VersionsArgs *a = userdata;
         _cleanup_free_ int *fds = NULL;
         char **names = NULL;
-        size_t n = 0, k = 0;
+        size_t n = 0, k = 0, which = SIZE_MAX;
         struct rlimit rl;
         int store, live, r;
 
@@ -169,7 +178,11 @@ static int versions_work(FILE *report, void *userdata) {
         fds = calloc(n + 2, sizeof(int));
         if (!fds)
                 return SELF_ERROR;
-        /* RestoreMine(): the one snapshot asked for ("latest": the newest that is not a guard). */
+        /*
+         * RestoreMine(): the one snapshot asked for ("latest": the newest
+         * that is not a guard), among all of them (the newer ones say
+         * what is visible now where the live tree no longer has it).
+         */
         if (a->snapshot) {
                 char name[SNAPSHOT_NAME_MAX] = "";
 
@@ -178,15 +191,9 @@ static int versions_work(FILE *report, void *userdata) {
                                 name[0] = '\0';
                 } else if (snapshot_name_valid(a->snapshot))
                         snprintf(name, sizeof(name), "%s", a->snapshot);
-                strv_free(names);
-                names = NULL;
-                n = 0;
-                if (name[0] && store >= 0 && store_snapshot_exists(store, name) >= 0) {
-                        names = calloc(2, sizeof(char *));
-                        if (!names || !(names[0] = strdup(name)))
-                                return SELF_ERROR;
-                        n = 1;
-                }
+                for (size_t i = 0; name[0] && i < n; i++)
+                        if (strcmp(names[i], name) == 0)
+                                which = i;
         }
         for (size_t i = 0; i < n; i++) {
                 fds[i] = openat(store, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -232,21 +239,27 @@ static int versions_work(FILE *report, void *userdata) {
         if (a->snapshot) {
                 const char *what = NULL;
 
-                if (n == 0 || fds[0] < 0)
+                if (which >= n || fds[which] < 0)
                         return SELF_NONE;
-                r = self_restore(live, fds[0], a->rel, a->dest, a->base, a->dry_run, &what);
+                r = self_restore(live, fds, n, which, a->rel, a->dest, a->base, a->dry_run, &what);
                 if (r == -ENOENT)
                         return SELF_NONE;
                 if (r == -EISDIR)
                         fprintf(report, "it is a directory: restore --mine brings back files and symbolic links");
                 else if (r == -EMEDIUMTYPE)
                         fprintf(report, "it is neither a file nor a symbolic link: never made for a user");
+                else if (r == -EEXIST) {
+                        _cleanup_free_ char *e = cescape(a->base);
+
+                        fprintf(report, "%s exists in the destination: move it away or give --to DIR "
+                                "(restore --mine never replaces a live entry)", e ? e : "it");
+                }
                 else if (r < 0)
                         fprintf(report, "cannot %s: %s", what && strcmp(what, "make") == 0 ? "make it" :
                                 what && strcmp(what, "rename") == 0 ? "rename it over its twin" :
                                 "use the destination", strerror(-r));
                 else
-                        fprintf(report, "%s", names[0]);
+                        fprintf(report, "%s", names[which]);
                 return r < 0 ? SELF_NOT_MADE : SELF_OK;
         }
         r = self_list_versions(live, fds, names, n, a->rel, report);
@@ -301,8 +314,9 @@ static void versions_done(sd_bus_message *call, int code, const char *report, si
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_VERSION,
                                                   "No version of this path that you may read");
         else {
-                log_error("Versions() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
-                          a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
+                if (self_log_allow(a->caller->uid))
+                        log_error("Versions() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
+                                  a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The lookup failed%s",
                                                   code < 0 ? ": it took too long, or refsnapd is stopping" : "");
         }
@@ -313,7 +327,7 @@ static void restore_done(sd_bus_message *call, int code, const char *report, siz
 
         running_remove(a->service, a->caller->uid);
         if (code == SELF_OK) {
-                if (!a->dry_run)
+                if (!a->dry_run && self_log_allow(a->caller->uid))
                         (void) log_event(LOG_INFO, MESSAGE_ID_SELF_SERVICE_RESTORED, a->job_name,
                                          &(EventFields) { .snapshot = report, .has_counts = true, .files = 1 },
                                          "uid %u (%s) restored one entry of her own from %s", (unsigned) a->caller->uid,
@@ -325,8 +339,9 @@ static void restore_done(sd_bus_message *call, int code, const char *report, siz
         else if (code == SELF_NOT_MADE)
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", report);
         else {
-                log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
-                          a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
+                if (self_log_allow(a->caller->uid))
+                        log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
+                                  a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The restore failed%s",
                                                   code < 0 ? ": it took too long, or refsnapd is stopping" : "");
         }
@@ -470,15 +485,30 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                                 .timeout_usec = SELF_TIMEOUT_USEC,
                                 .kill_on_disconnect = true,
                                 .free_userdata = versions_args_free,
+                                .may_log = versions_may_log,
                         }, versions_work, restore ? restore_done : versions_done, a);
         if (r < 0) {
                 versions_args_free(a);
                 return r;
         }
         s->running[s->n_running++] = caller->uid;
-        log_job(LOG_INFO, js->name, "%s() for uid %u (%s): %s as the caller%s", member, (unsigned) caller->uid,
-                caller->sender, restore ? "restoring" : "looking it up", dry_run ? " (dry run)" : "");
+        if (self_log_allow(caller->uid))
+                log_job(LOG_INFO, js->name, "%s() for uid %u (%s): %s as the caller%s", member, (unsigned) caller->uid,
+                        caller->sender, restore ? "restoring" : "looking it up", dry_run ? " (dry run)" : "");
         return 1;
+}
+
+/* A new call of uid: parked only while her calls waiting or running are fewer than SELF_CALLS_PER_USER. */
+static int self_admit(uid_t uid, void *userdata, sd_bus_error *error) {
+        SelfService *s = userdata;
+        size_t k = caller_registry_count(s->callers, uid) + running_of(s, uid);
+
+        if (k < SELF_CALLS_PER_USER)
+                return 0;
+        log_debug("A self-service call of uid %u refused: %zu waiting or running", (unsigned) uid, k);
+        return sd_bus_error_setf(error, BUS_ERROR_BUSY,
+                                 "Too many self-service requests at once (%d per user, waiting or running): "
+                                 "try again when one has ended", SELF_CALLS_PER_USER);
 }
 
 static int self_method(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, bool restore,
@@ -486,8 +516,8 @@ static int self_method(sd_bus_message *msg, SelfService *s, PolkitRegistry **pol
         const Caller *caller;
         int r;
 
-        /* Who: from the bus (parked while the bus driver says the groups). */
-        r = caller_identify(msg, &s->callers, &caller, error);
+        /* Who: from the bus (parked while the bus driver says the groups), within her bound. */
+        r = caller_identify(msg, &s->callers, self_admit, s, &caller, error);
         if (r == 0)
                 return 1;
         if (r < 0) {

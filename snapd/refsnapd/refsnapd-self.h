@@ -13,13 +13,22 @@
  * snapshots' roots and of the job's live source; the lookups are
  * shared/self-service.h's.  Bounded: SELF_TIMEOUT_USEC per worker (then
  * killed), SELF_WORKERS_PER_USER at a time per uid and SELF_WORKERS_MAX
- * in all (org.refsnap1.Busy beyond them), a worker killed when its caller
+ * in all, SELF_CALLS_PER_USER waiting or running per uid
+ * (org.refsnap1.Busy beyond them), a worker killed when its caller
  * leaves the bus.  Workers are children: the event loop never waits on
  * one, so scheduled snapshots are never delayed by them.
  */
 #define SELF_TIMEOUT_USEC (60ULL * 1000000ULL)
 #define SELF_WORKERS_PER_USER 4
 #define SELF_WORKERS_MAX 32
+/*
+ * A user's calls in flight: parked (for the bus driver or polkit) and
+ * running together, Busy beyond, before the bus driver or polkit is
+ * asked: many connections of one user cannot fill the daemon's memory,
+ * polkitd, or the daemon's pending replies on the bus (which would fail
+ * other users' polkit checks).
+ */
+#define SELF_CALLS_PER_USER 8
 
 typedef struct SelfService SelfService;
 

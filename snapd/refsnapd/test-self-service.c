@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "reflink.h"
 #include "refsnapd-caller.h"
 #include "rm-rf.h"
 #include "self-service.h"
@@ -51,7 +52,7 @@ static struct {
         } while (0)
 
 static char tmp[] = "/tmp/test-self-service.XXXXXX";
-static int snap1 = -EBADF, snap2 = -EBADF, live = -EBADF;
+static int snap1 = -EBADF, snap2 = -EBADF, live = -EBADF, gone1 = -EBADF, gone2 = -EBADF;
 
 static void mk(const char *path, mode_t mode, uid_t uid, gid_t gid, const char *content) {
         char p[512];
@@ -129,7 +130,7 @@ static void lookups(void) {
         struct statx st;
         char buf[4096] = "";
         FILE *f;
-        int fds[2] = { snap1, snap2 };
+        int fds[2] = { snap1, snap2 }, gone_fds[2] = { gone1, gone2 }, open_fds[2] = { gone1, gone1 };
         char *names[2] = { (char *) "2020-01-01T00:00:00Z", (char *) "2020-01-02T00:00:00Z" };
 
         /* The kernel is the judge: root's 0600 file is not openable at all. */
@@ -176,6 +177,62 @@ static void lookups(void) {
         C(f && self_list_versions(-EBADF, fds, names, 2, "was-open/file", f) == 1);
         if (f)
                 fclose(f);
+        /*
+         * A live ancestor renamed away (by whoever may write its parent)
+         * after its owner closed it, closed in the newer snapshot: the
+         * newest snapshot that has it judges, not nothing.
+         */
+        C(self_find_version(snap1, "moved/f", &st) == 0);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "moved/f", f) == 0);
+        if (f)
+                fclose(f);
+        /* The same for the entry itself: private in the newer snapshot, renamed away live. */
+        C(self_find_version(snap1, "pub/single", &st) == 0);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "pub/single", f) == 0);
+        if (f)
+                fclose(f);
+        /* And the whole source gone: its newest snapshot is closed. */
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(-EBADF, gone_fds, names, 2, "x", f) == 0);
+        if (f)
+                fclose(f);
+        /* Deleted, open in every snapshot that has it: still listed. */
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(live, fds, names, 2, "gone/file", f) == 1);
+        if (f)
+                fclose(f);
+        f = fmemopen(buf, sizeof(buf) - 1, "w");
+        C(f && self_list_versions(-EBADF, open_fds, names, 2, "x", f) == 2);
+        if (f)
+                fclose(f);
+}
+
+/*
+ * What self_restore() does to a file it made, as the worker (not
+ * dumpable): fchmodat() that follows no link works (glibc goes through
+ * /proc/self/fd where the kernel has no fchmodat2), and a link is refused.
+ */
+static void chmod_made(void) {
+        char p[512];
+        struct stat st;
+        int dir, fd;
+
+        snprintf(p, sizeof(p), "%s/mine", tmp);
+        dir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        C(dir >= 0);
+        fd = openat(dir, "made", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        C(fd >= 0);
+        if (fd >= 0)
+                close(fd);
+        C(fchmodat(dir, "made", 0600, AT_SYMLINK_NOFOLLOW) == 0);
+        C(fstatat(dir, "made", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 07777) == 0600 && st.st_gid == NOBODY);
+        C(symlinkat("made", dir, "link") == 0);
+        C(fchmodat(dir, "link", 0644, AT_SYMLINK_NOFOLLOW) < 0);
+        C(fstatat(dir, "made", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 07777) == 0600);
+        if (dir >= 0)
+                close(dir);
 }
 
 static void without_group(void) {
@@ -186,8 +243,9 @@ static void without_group(void) {
 }
 
 int main(void) {
-        gid_t both[] = { NOBODY, GROUP }, one[] = { NOBODY };
-        Caller c = { .uid = NOBODY, .groups = both, .n_groups = 2 };
+        /* Sorted, as the bus says them: her own group (the egid) is not the first. */
+        gid_t both[] = { GROUP, NOBODY }, one[] = { NOBODY };
+        Caller c = { .uid = NOBODY, .gid = NOBODY, .groups = both, .n_groups = 2 };
 
         if (geteuid() != 0) {
                 printf("1..0 # SKIP needs root\n");
@@ -215,9 +273,20 @@ int main(void) {
                 snprintf(p, sizeof(p), "%s/s1/pub/link", tmp);
                 CHECK(symlink("secret", p) == 0);
         }
+        mk("s1/moved", 0755, 0, 0, NULL);
+        mk("s1/moved/f", 0644, 0, 0, "open then");
+        mk("s1/pub/single", 0644, 0, 0, "open then");
         mk("s2", 0755, 0, 0, NULL);
         mk("s2/pub", 0755, 0, 0, NULL);
         mk("s2/pub/file", 0644, 0, 0, "two!");
+        mk("s2/moved", 0700, 0, 0, NULL);
+        mk("s2/moved/f", 0644, 0, 0, "open then");
+        mk("s2/pub/single", 0600, 0, 0, "open then");
+        mk("g1", 0755, 0, 0, NULL);
+        mk("g1/x", 0644, 0, 0, "x");
+        mk("g2", 0700, 0, 0, NULL);
+        mk("g2/x", 0644, 0, 0, "x");
+        mk("mine", 0755, NOBODY, NOBODY, NULL);
         mk("live", 0755, 0, 0, NULL);
         mk("live/pub", 0755, 0, 0, NULL);
         mk("live/pub/file", 0644, 0, 0, "two!");
@@ -233,8 +302,12 @@ int main(void) {
                 snap2 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 snprintf(p, sizeof(p), "%s/live", tmp);
                 live = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "%s/g1", tmp);
+                gone1 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "%s/g2", tmp);
+                gone2 = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
         }
-        CHECK(snap1 >= 0 && snap2 >= 0 && live >= 0);
+        CHECK(snap1 >= 0 && snap2 >= 0 && live >= 0 && gone1 >= 0 && gone2 >= 0);
 
         /* Root itself, before: everything open to it (the checks below are the caller's, not the tree's). */
         CHECK(faccessat(snap1, "pub/secret", R_OK, AT_EACCESS) == 0);
@@ -243,14 +316,37 @@ int main(void) {
         report();
         as_caller(&c, lookups);
         report();
+        as_caller(&c, chmod_made);
+        report();
         c.groups = one;
         c.n_groups = 1;
         as_caller(&c, without_group);
         report();
+        /* A gid that is not one of her groups: refused before anything changes. */
+        c.gid = GROUP;
+        CHECK(caller_become(&c) == -EINVAL);
+        CHECK(geteuid() == 0 && getegid() == 0);
+        c.gid = NOBODY;
         /* No group at all: refused before anything changes. */
         c.n_groups = 0;
         CHECK(caller_become(&c) == -EINVAL);
         CHECK(geteuid() == 0);
+
+        /*
+         * The mode of a restored file whose owner is not kept: her group
+         * gets no more than others had; another user's loses write for
+         * group and others and every set-id bit; her own keeps set-uid.
+         */
+        CHECK(self_restored_mode(0640, REFLINK_ATTR_NONE) == 0600);
+        CHECK(self_restored_mode(0644, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0664, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0666, REFLINK_ATTR_NONE) == 0644);
+        CHECK(self_restored_mode(0751, REFLINK_ATTR_NONE) == 0711);
+        CHECK(self_restored_mode(06755, REFLINK_ATTR_NONE) == 0755);
+        CHECK(self_restored_mode(0660, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 0600);
+        CHECK(self_restored_mode(0666, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 0666);
+        CHECK(self_restored_mode(06770, REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 04700);
+        CHECK(self_restored_mode(02750, REFLINK_ATTR_OWNER | REFLINK_ATTR_MODE | REFLINK_ATTR_ACL) == 02750);
 
         (void) rm_rf_at(AT_FDCWD, tmp);
         return tests_end();

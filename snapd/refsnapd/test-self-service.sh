@@ -79,6 +79,19 @@ cp -a "$t/store/$s2" "$t/store/$s3"     # the same as the one before
 cp -a "$t/store/$s2" "$t/src"
 rm "$t/src/own/mine" "$t/src/own/link"  # deleted since
 chmod 0700 "$t/src/was-open"    # and closed by its owner since
+# Open in the first snapshot, closed by its owner in the newer ones, then
+# renamed away live by someone who may write its parent: a directory
+# (moved) and a file (a/single).
+for s in "$s1" "$s2" "$s3"; do
+	mkdir -m 0755 "$t/store/$s/moved"
+	echo old > "$t/store/$s/moved/f"
+	echo old > "$t/store/$s/a/single"
+done
+chmod 0700 "$t/store/$s2/moved" "$t/store/$s3/moved"
+chmod 0600 "$t/store/$s2/a/single" "$t/store/$s3/a/single"
+mkdir -m 0700 "$t/src/moved.x"
+echo old > "$t/src/a/single.x"; chmod 0600 "$t/src/a/single.x"
+mkdir -p "$t/nob"; chown nobody "$t/nob"
 printf '[self]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/src" "$t/store" > "$t/main.conf"
 : > "$t/rules"
 : > "$t/pk.log"
@@ -148,6 +161,19 @@ chmod 0755 "$t/src/was-open"
 versions "$t/src" was-open/file
 ok grep -qx 'exit 0' "$t/out"
 chmod 0700 "$t/src/was-open"
+# Closed by its owner, then renamed away live: the newest snapshot that
+# has it judges (closed there), so the same as a missing one.
+mkdir -p "$t/src/b/moved"
+versions "$t/src" moved/f
+cp "$t/out" "$t/moved.out"
+versions "$t/src/b" moved/f
+ok cmp "$t/moved.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
+versions "$t/src/a" single
+cp "$t/out" "$t/single.out"
+versions "$t/src/b" single
+ok cmp "$t/single.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
 # Outside every job: the same answer.
 versions "$t" nothing-here
 ok grep -qx 'exit 4' "$t/out"
@@ -181,10 +207,30 @@ mine "$t/src/own" "$s1" link
 ok grep -qx 'exit 0' "$t/out"
 ok test "$(readlink "$t/src/own/link")" = "target of a"
 ok test "$(stat -c %U "$t/src/own/link")" = nobody
-# Again from latest, over its live twin: replaced.
+# Again from latest, over its live twin: refused (--mine takes no guard
+# snapshot, so a live entry is never replaced), the live one intact,
+# nothing left behind; a dry run says the same.
 mine "$t/src/own" latest link
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'link exists in the destination: move it away or give --to DIR' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+mine "$t/src/own" latest link --dry-run
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'link exists in the destination' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+# ... and made with --to where it is not.
+mkdir "$t/src/own/back"; chown nobody "$t/src/own/back"
+mine "$t/src/own" latest link --to "$t/src/own/back"
 ok grep -qx 'exit 0' "$t/out"
-ok test "$(readlink "$t/src/own/link")" = "target of bb"
+ok test "$(readlink "$t/src/own/back/link")" = "target of bb"
+ok test "$(readlink "$t/src/own/link")" = "target of a"
+# What is made has her own primary group (the bus's egid), not the
+# lowest-numbered of her groups (4242, below nogroup's).
+rm "$t/src/own/back/link"
+(cd "$t/src/own" && as_nobody_grp "$ctl" restore --mine latest link --to "$t/src/own/back" > "$t/out" 2>&1)
+ok test $? = 0
+ok test "$(stat -c %g "$t/src/own/back/link")" = "$gn"
 # A FIFO is never made for a user; a file here fails (the host has no
 # reflinks) and leaves nothing behind.
 mine "$t/src/own" "$s1" fifo
@@ -207,6 +253,15 @@ mine "$t/src/b" "$s1" secret --to "$t/src/own"
 ok cmp "$t/forbidden.out" "$t/out"
 ok grep -qx 'exit 4' "$t/out"
 ok test ! -e "$t/src/own/secret"
+# ... and for what its owner closed before it was renamed away live.
+mine "$t/src" "$s1" moved/f --to "$t/nob"
+cp "$t/out" "$t/moved.out"
+mine "$t/src/b" "$s1" moved/f --to "$t/nob"
+ok cmp "$t/moved.out" "$t/out"
+ok grep -qx 'exit 4' "$t/out"
+mine "$t/src/a" "$s1" single --to "$t/nob"
+ok grep -qx 'exit 4' "$t/out"
+ok test -z "$(ls -A "$t/nob")"
 # A snapshot that is not there: the same.
 mine "$t/src/own" 2001-01-01T00:00:00Z link
 ok grep -qx 'exit 4' "$t/out"
@@ -219,6 +274,31 @@ ok grep -q "Versions() called by uid $un, pid [1-9][0-9]*, unit .*: org.refsnap1
 ok grep -q "Versions() for uid $un (:1\.[0-9]*): looking it up as the caller" "$t/daemon.log"
 ok sh -c "! grep -q 'the worker' '$t/daemon.log'"
 ok grep -q "uid $un (:1\.[0-9]*) restored one entry of her own from $s1" "$t/daemon.log"
+
+# Calls parked while polkit thinks count too: 8 per user waiting or
+# running, Busy at once beyond, before polkit is asked; root's reading
+# calls answered meanwhile; the bound freed again once polkit answers.
+asked() { grep -c "action=org.refsnap1.self-service flags=[01] uid=$un\$" "$t/pk.log"; }
+echo "org.refsnap1.self-service $un hold" > "$t/rules"
+before=$(asked)
+p=$t/src/own
+held=()
+for i in 1 2 3 4 5 6 7 8; do
+	setpriv --reuid=nobody --regid="$gn" --clear-groups "${bc[@]}" call --timeout=120 "${M[@]}" Versions aya{sv} \
+		"$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 > "$t/held.$i" 2>&1 &
+	held+=($!)
+done
+ok wait_until 30 sh -c "test \$(grep -c 'action=org.refsnap1.self-service flags=[01] uid=$un\$' '$t/pk.log') = $((before + 8))"
+out=$(as_nobody "${bc[@]}" call --timeout=60 "${M[@]}" Versions aya{sv} "$(printf %s "$p" | wc -c)" \
+	$(printf %s "$p" | od -An -tu1) 0 2>&1)
+ok grep -q 'Too many self-service requests at once' <<<"$out"
+ok test "$(asked)" = $((before + 8))
+ok "$ctl" status
+echo "org.refsnap1.self-service $un yes" > "$t/rules"
+for c in "${held[@]}"; do wait "$c"; done
+ok sh -c "cat '$t'/held.* | grep -c '^sa(stttub) \"self\"' | grep -qx 8"
+versions "$t/src/own" mine
+ok grep -qx 'exit 0' "$t/out"
 
 kill -TERM "$d_pid"
 wait "$d_pid"
@@ -264,7 +344,33 @@ ok test $? = 0
 d_pid=
 for c in "${clients[@]:1}"; do wait "$c"; done
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon2.log'"
-[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
+
+# The journal: a user's self-service lines are rate limited (200 per
+# 30 s per user): a flood of refused calls logs no more, says once that
+# the rest is suppressed, and another user's lines are still logged.
+echo "org.refsnap1.self-service $un no" > "$t/rules"
+"$daemon" -c "$t/main.conf" --conf-dir "$t/conf.d" > "$t/daemon3.log" 2>&1 &
+d_pid=$!
+ok wait_until 30 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
+p=$t/src/own
+start=$(date +%s%N)
+for i in $(seq 250); do
+	as_nobody "${bc[@]}" call "${M[@]}" Versions aya{sv} "$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 \
+		> /dev/null 2>&1
+done
+echo "# 250 refused calls in $((($(date +%s%N) - start) / 1000000)) ms"
+refused() { grep -c "Versions() from uid $1, pid [0-9]*, unit .* refused: org.refsnap1.self-service: not authorized" "$t/daemon3.log"; }
+ok test "$(refused "$un")" -lt 250
+ok grep -q "uid $un: more than 200 self-service log lines in 30 s: the rest suppressed" "$t/daemon3.log"
+setpriv --reuid=daemon --regid=daemon --clear-groups "${bc[@]}" call "${M[@]}" Versions aya{sv} \
+	"$(printf %s "$p" | wc -c)" $(printf %s "$p" | od -An -tu1) 0 > /dev/null 2>&1
+ok test "$(refused "$(id -u daemon)")" = 1
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon3.log'"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
 	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -71,35 +71,44 @@ static int search_ok(int dir_fd, const char *path, void *userdata) {
         return access_fd(dir_fd, X_OK);
 }
 
-int self_live_visible(int live, const char *rel) {
+/*
+ * rel beneath top (a live source or a snapshot's root, itself there): top
+ * and each directory on the way searchable by this process, rel readable
+ * by it (a symbolic link: reached).  0: visible; 1: a component is
+ * missing, *ret_missing the length of rel's prefix through it; -EACCES:
+ * not visible, also for an ancestor that is a symbolic link, not a
+ * directory, or another mount, and for any other error (never taken for
+ * "missing").
+ */
+static int walk_visible(int top, const char *rel, size_t *ret_missing) {
         _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int fd = -EBADF, entry = -EBADF;
+        Chase c = { .flags = CHASE_NO_XDEV, .found = search_ok };
         const char *base;
         struct statx st;
         int r;
 
-        if (!self_path_valid(rel))
-                return -EINVAL;
-        if (!*rel) {
-                /* The source itself: readable now. */
-                r = access_fd(live, R_OK);
-                return r == -ENOENT ? 0 : r < 0 ? -EACCES : 0;
-        }
-        if (access_fd(live, X_OK) < 0)
+        if (!*rel)
+                /* The source itself: readable. */
+                return access_fd(top, R_OK) < 0 ? -EACCES : 0;
+        if (access_fd(top, X_OK) < 0)
                 return -EACCES;
         r = path_split(rel, &dir, &base);
         if (r < 0)
                 return r;
         /* Each directory on the way, searchable; the walk itself is made as this process. */
-        fd = chase_dir(live, dir, &(Chase) { .flags = CHASE_NO_XDEV, .found = search_ok });
-        if (fd == -ENOENT)
-                return 0;       /* gone from here on: nothing above it was closed */
+        fd = chase_dir(top, dir, &c);
+        if (fd == -ENOENT) {
+                *ret_missing = c.failed_len;
+                return 1;
+        }
         if (fd < 0)
                 return -EACCES;
-        /* The entry itself, where it is still there: readable now (a symbolic link: reached). */
         entry = open_no_xdev(fd, base, O_PATH);
-        if (entry == -ENOENT)
-                return 0;
+        if (entry == -ENOENT) {
+                *ret_missing = strlen(rel);
+                return 1;
+        }
         if (entry < 0)
                 return -EACCES;
         if (statx(entry, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE, &st) < 0)
@@ -107,6 +116,49 @@ int self_live_visible(int live, const char *rel) {
         if (S_ISLNK(st.stx_mode))
                 return 0;
         return access_fd(entry, R_OK) < 0 ? -EACCES : 0;
+}
+
+int self_live_visible(int live, const char *rel) {
+        size_t missing;
+        int r;
+
+        if (!self_path_valid(rel))
+                return -EINVAL;
+        r = walk_visible(live, rel, &missing);
+        return r == 1 ? 0 : r;
+}
+
+int self_visible_now(int live, const int *roots, size_t n, const char *rel) {
+        size_t missing = 0;     /* the source itself, when it is gone */
+        int r;
+
+        if (!self_path_valid(rel))
+                return -EINVAL;
+        if (live >= 0) {
+                r = walk_visible(live, rel, &missing);
+                if (r <= 0)
+                        return r;
+        }
+        /*
+         * A component missing live (deleted, or renamed away by whoever
+         * may write its parent): the rest of the path as the newest
+         * snapshot that still has that component knows it, and so on
+         * down for a component missing there too.  What this process
+         * cannot search in that snapshot cannot be told apart: closed.
+         */
+        for (size_t i = n; i > 0; i--) {
+                size_t m = 0;
+
+                if (roots[i - 1] < 0)
+                        continue;
+                r = walk_visible(roots[i - 1], rel, &m);
+                if (r <= 0)
+                        return r;
+                if (m > missing)
+                        missing = m;
+        }
+        /* No snapshot has the rest: each one's own check decides. */
+        return 0;
 }
 
 static uint64_t mtime_usec(const struct statx *st) {
@@ -127,7 +179,7 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
 
         if (!self_path_valid(rel))
                 return -EINVAL;
-        if (live >= 0 && self_live_visible(live, rel) < 0)
+        if (self_visible_now(live, roots, n, rel) < 0)
                 return 0;
         st = calloc(MAX(n, 1), sizeof(*st));
         found = calloc(MAX(n, 1), sizeof(*found));
@@ -167,19 +219,34 @@ static unsigned preserve_for(const struct statx *st) {
         return REFLINK_ATTR_MODE | REFLINK_ATTR_ACL;
 }
 
-int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
-                 const char **what) {
+mode_t self_restored_mode(mode_t mode, unsigned preserve) {
+        mode_t o, g;
+
+        if (preserve & REFLINK_ATTR_OWNER)
+                return mode & 07777;
+        o = mode & 07;
+        if (!(preserve & REFLINK_ATTR_MODE))
+                o &= ~(mode_t) 02;
+        g = (mode >> 3) & o;
+        return (mode & 0700) | (g << 3) | o | ((preserve & REFLINK_ATTR_MODE) ? mode & (S_ISUID | S_ISVTX) : 0);
+}
+
+int self_restore(int live, const int *roots, size_t n, size_t which, const char *rel, int dest, const char *name,
+                 bool dry_run, const char **what) {
         _cleanup_close_ int src = -EBADF;
         char tmp[64], target[PATH_MAX + 1];
         struct statx st, d;
-        ssize_t n;
-        int r;
+        ssize_t len;
+        int root, r;
 
         *what = "destination";
         if (!self_path_valid(rel) || !*rel || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
             strcmp(name, "..") == 0)
                 return -EINVAL;
-        if (live >= 0 && self_live_visible(live, rel) < 0)
+        if (which >= n || roots[which] < 0)
+                return -ENOENT;
+        root = roots[which];
+        if (self_visible_now(live, roots, n, rel) < 0)
                 return -ENOENT;
         if (self_find_version(root, rel, &st) < 0)
                 return -ENOENT;
@@ -192,6 +259,16 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
                 return -errno;
         if (!S_ISDIR(d.stx_mode))
                 return -ENOTDIR;
+        /*
+         * Never over a live entry: --mine takes no guard snapshot, so
+         * what was written since the last snapshot (hers, or a
+         * teammate's in a directory they share) would have no way back.
+         * Said here for the dry run; the rename below is the guarantee.
+         */
+        *what = "exists";
+        if (fstatat(dest, name, &(struct stat) {}, AT_SYMLINK_NOFOLLOW) == 0)
+                return -EEXIST;
+        *what = "destination";
         if (dry_run)
                 return 0;
         src = open_entry(root, rel);
@@ -205,11 +282,14 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
          * she did not say so herself.
          */
         umask(022);
+        if (!S_ISLNK(st.stx_mode))
+                /* ... and what her group may not have (self_restored_mode()), from the start. */
+                umask(022 | (~self_restored_mode(st.stx_mode, preserve_for(&st)) & 0070));
         if (S_ISLNK(st.stx_mode)) {
-                n = readlinkat(src, "", target, sizeof(target) - 1);
-                if (n < 0)
+                len = readlinkat(src, "", target, sizeof(target) - 1);
+                if (len < 0)
                         return -errno;
-                target[n] = '\0';
+                target[len] = '\0';
                 r = symlinkat(target, dest, tmp) < 0 ? -errno : 0;
         } else {
                 r = reflinkat(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
@@ -227,10 +307,24 @@ int self_restore(int live, int root, const char *rel, int dest, const char *name
         }
         if (r < 0)
                 return r;
-        *what = "rename";
-        if (renameat(dest, tmp, dest, name) < 0) {
+        /*
+         * Not her file's owner kept: it is in her own group, not the
+         * file's, and what the file gave its group is not her group's.
+         * Never following a link (someone who may write dest could put
+         * one there meanwhile).
+         */
+        if (S_ISREG(st.stx_mode) && !(preserve_for(&st) & REFLINK_ATTR_OWNER) &&
+            fchmodat(dest, tmp, self_restored_mode(st.stx_mode, preserve_for(&st)), AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
                 (void) unlinkat(dest, tmp, 0);
+                return r;
+        }
+        *what = "rename";
+        if (renameat2(dest, tmp, dest, name, RENAME_NOREPLACE) < 0) {
+                r = -errno;
+                (void) unlinkat(dest, tmp, 0);
+                if (r == -EEXIST)
+                        *what = "exists";
                 return r;
         }
         return 0;

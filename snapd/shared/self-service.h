@@ -36,11 +36,24 @@ int self_find_version(int root, const char *rel, struct statx *ret);
  * process, and rel itself, where it still exists, is readable by it
  * (the stricter of the snapshot and the live tree: what its owner has
  * closed since is closed in every snapshot too).  0: visible; a
- * directory above rel missing ends the check there (what is gone closes
- * nothing).  -EACCES: not visible, also for an ancestor that is now a
+ * directory above rel missing ends this check there (the live tree
+ * alone: self_visible_now() goes on in the snapshots).  -EACCES: not visible, also for an ancestor that is now a
  * symbolic link, not a directory, or another mount.
  */
 int self_live_visible(int live, const char *rel);
+
+/*
+ * Visible now, as far as anything still says: the live tree where it
+ * still has rel's components (self_live_visible()); from the first
+ * component missing there (deleted, or renamed away by whoever may
+ * write its parent: live < 0 when the source itself is gone) on, the
+ * newest of the snapshots roots[] (oldest first; < 0: skipped) that
+ * still has that component, and so on down: the most recent known
+ * permissions apply, so an owner's closing is not undone by a rename.
+ * One this process cannot search there: not visible.  0: visible (or
+ * nothing says otherwise: each snapshot's own check decides); -EACCES.
+ */
+int self_visible_now(int live, const int *roots, size_t n, const char *rel);
 
 /*
  * The versions of rel in the snapshots roots[i] named names[i] (oldest
@@ -48,24 +61,40 @@ int self_live_visible(int live, const char *rel);
  *   NAME SIZE MTIME_USEC MODE DIFFERS
  * (MODE in octal with the type bits; DIFFERS 1 when size, modification
  * time, mode or owner differ from the previous (older) version listed, or
- * there is none).  live < 0: no live tree to check (the source is gone).
+ * there is none); none unless self_visible_now().  live < 0: the source
+ * is gone.
  * Returns how many were listed (0 when none is visible), or -errno.
  */
 int self_list_versions(int live, const int *roots, char *const *names, size_t n, const char *rel, FILE *out);
 
 /*
- * Restore rel of the snapshot root as this process (the caller) into the
- * directory dest, as name: made beside its live twin under a hidden
- * temporary name, then renamed over it.  A regular file is made with
+ * The mode a restored regular file of mode gets, with preserve what
+ * reflinkat(2) kept of it (self_restore()): mode itself where its owner
+ * is kept; otherwise it is hers in her own group, a group that is not the
+ * file's, so group and ACL mask may grant no more than the file gave
+ * others (other's bits, less write unless its mode is kept: another
+ * user's file is never one others may write), owner's bits as they were,
+ * set-group-ID dropped, set-user-ID and sticky only where the mode is
+ * kept (her own file).
+ */
+mode_t self_restored_mode(mode_t mode, unsigned preserve);
+
+/*
+ * Restore rel of the snapshot roots[which] (of roots[n], oldest first, as
+ * self_visible_now() takes them) as this process (the caller) into the
+ * directory dest, as name: made there under a hidden temporary name,
+ * then renamed to name only where name is not there
+ * (RENAME_NOREPLACE: no guard snapshot is taken, so a live entry is
+ * never replaced; -EEXIST, *what "exists", the dry run too).  A regular file is made with
  * reflinkat(2) keeping what she may keep (her own file: owner, when its
  * group is one of hers, mode with set-id bits, ACL; another user's
  * readable file: none, so it is hers, without set-id bits); a symbolic
  * link comes back as the link; a directory is not restored here; a
  * device node, FIFO or socket never.  dry_run: the checks alone.  Returns
- * 0, -ENOENT when rel is not visible to her (self_live_visible(),
+ * 0, -ENOENT when rel is not visible to her (self_visible_now(),
  * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
  * type never made), or the -errno of the making (why said in *what:
- * "make", "rename" or "destination").
+ * "make", "rename", "exists" or "destination").
  */
-int self_restore(int live, int root, const char *rel, int dest, const char *name, bool dry_run,
-                 const char **what);
+int self_restore(int live, const int *roots, size_t n, size_t which, const char *rel, int dest, const char *name,
+                 bool dry_run, const char **what);
