@@ -396,7 +396,10 @@ busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" --timeout=60 call org.refsnap1 /org/
 	org.refsnap1.Manager Prune sb pr false > "$t/prune-call.log" 2>&1 &
 caller=$!
 child=
-for i in $(seq 100); do child=$(pgrep -P "$d_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
+# 60 s bounds a hang only: under a loaded build (the package's test run
+# beside others, under ASan) 10 s was once not enough for the call to
+# reach the daemon and its child to start.
+for i in $(seq 600); do child=$(pgrep -P "$d_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
 ok test -n "$child"
 # Stopped: the daemon exits cleanly (ASan would say otherwise), status
 # says so.  How long the stop took is printed; the bound is a hang's (the
