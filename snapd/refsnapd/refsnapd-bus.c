@@ -15,6 +15,7 @@
 #include "reflink.h"
 #include "prune.h"
 #include "refsnapd-bus.h"
+#include "refsnapd-bus-options.h"
 #include "refsnapd-bus-child.h"
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
@@ -416,42 +417,6 @@ static int method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
 }
 
 /*
- * Options of DeleteSnapshot(): a{sv} with "force" (b) alone known; an
- * unknown one, or force of another type, is refused.
- */
-static int read_options_force(sd_bus_message *msg, bool *force, sd_bus_error *error) {
-        int r;
-
-        *force = false;
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        for (;;) {
-                const char *key;
-                int v;
-
-                r = sd_bus_message_enter_container(msg, 'e', "sv");
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "force") != 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
-                r = sd_bus_message_read(msg, "v", "b", &v);
-                if (r < 0)
-                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Option 'force' is a boolean");
-                *force = v;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_exit_container(msg);
-}
-
-/*
  * The snapshot a client names, of store: "latest" (the newest that is not
  * a guard), or a snapshot's name (no '/', no hidden name) that is a
  * directory there, never a symbolic link.  Into name, or NoSuchSnapshot.
@@ -637,7 +602,7 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         r = sd_bus_message_read(msg, "ss", &job, &arg);
         if (r < 0)
                 return r;
-        r = read_options_force(msg, &force, error);
+        r = bus_read_bool_option(msg, "force", &force, error);
         if (r < 0)
                 return r;
         js = find_or_error(m, job, error);

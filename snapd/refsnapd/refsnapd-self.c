@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "refsnapd-bus-child.h"
+#include "refsnapd-bus-options.h"
 #include "refsnapd-caller.h"
 #include "refsnapd-self.h"
 #include "refsnapd-self-log.h"
@@ -388,39 +389,6 @@ static int read_no_options(sd_bus_message *msg, sd_bus_error *error) {
         return sd_bus_message_exit_container(msg);
 }
 
-/* Options of RestoreMine(): a{sv} with "dry_run" (b) alone known. */
-static int read_restore_options(sd_bus_message *msg, bool *dry_run, sd_bus_error *error) {
-        int r;
-
-        *dry_run = false;
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        for (;;) {
-                const char *key;
-                int v;
-
-                r = sd_bus_message_enter_container(msg, 'e', "sv");
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "dry_run") != 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
-                r = sd_bus_message_read(msg, "v", "b", &v);
-                if (r < 0)
-                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Option 'dry_run' is a boolean");
-                *dry_run = v;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_exit_container(msg);
-}
-
 /* Versions() (restore false) and RestoreMine() (restore true), once the caller is known and allowed. */
 static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, bool restore, sd_bus_error *error) {
         Manager *m = s->manager;
@@ -441,7 +409,7 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                 r = sd_bus_message_read(msg, "sh", &snapshot, &dest);
                 if (r < 0)
                         return r;
-                r = read_restore_options(msg, &dry_run, error);
+                r = bus_read_bool_option(msg, "dry_run", &dry_run, error);
         } else
                 r = read_no_options(msg, error);
         if (r < 0)
