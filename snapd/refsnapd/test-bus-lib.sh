@@ -4,6 +4,13 @@
 # policy (method calls denied unless a policy file allows them) and the
 # policy files the test put in $t/system.d (ours among them).
 #
+#   bus_test_begin NAME
+#                   $t: a fresh directory /run/refsnap-test-NAME.XXXXXX
+#                   (not under /tmp or /var/tmp, which the daemon
+#                   refuses), removed at exit once the daemon ($d_pid),
+#                   fake-polkitd ($pk_pid) and the bus ($bus_pid) are
+#                   killed; ok CMD...: a TAP line for CMD, counted in $n
+#                   and $failed.
 #   bus_start T     writes T/bus.conf, starts dbus-daemon on T/bus.sock
 #                   (its pid in bus_pid, its log T/bus.log), makes the
 #                   socket and T reachable by every user, and exports
@@ -43,3 +50,17 @@ CONF
 	chmod 0755 "$t"
 	export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/bus.sock
 }
+
+bus_test_begin() {
+	t=$(mktemp -d "/run/refsnap-test-$1.XXXXXX") || exit 1
+	bus_pid= d_pid= pk_pid=
+	trap bus_test_cleanup EXIT
+	n=0 failed=0
+}
+bus_test_cleanup() {
+	local p
+	for p in $d_pid $pk_pid $bus_pid; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$t"
+}
+ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }

@@ -9,17 +9,7 @@ daemon=${1:?usage: test-bus.sh REFSNAPD REFSNAPCTL POLICY}
 ctl=${2:?} policy=${3:?}
 # In /run: not under /tmp or /var/tmp, which the daemon refuses
 # (PrivateTmp=), and root's whatever folder the tests run from.
-t=$(mktemp -d /run/refsnap-test-bus.XXXXXX)
-bus_pid= d_pid=
-cleanup() {
-	[ -n "$d_pid" ] && kill "$d_pid" 2>/dev/null
-	[ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$t"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+bus_test_begin bus
 rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
 
 mkdir -p "$t/system.d" "$t/src" "$t/conf.d"

@@ -10,17 +10,7 @@ set -u
 daemon=${1:?usage: test-monitor.sh REFSNAPD REFSNAPCTL POLICY PROMCHECK}
 ctl=${2:?} policy=${3:?} promcheck=${4:?}
 # In /run: not under /tmp or /var/tmp, which the daemon refuses (PrivateTmp=).
-t=$(mktemp -d /run/refsnap-test-monitor.XXXXXX)
-bus_pid= d_pid=
-cleanup() {
-	[ -n "$d_pid" ] && kill "$d_pid" 2>/dev/null
-	[ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$t"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+bus_test_begin monitor
 # check's exit status, its output kept in $t/out.
 check() { "$ctl" "${c[@]}" check "$@" > "$t/out" 2>> "$t/calls.log"; echo $?; }
 

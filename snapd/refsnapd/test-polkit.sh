@@ -15,16 +15,7 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/n
 	exit 0
 fi
 # In /run: not under /tmp or /var/tmp, which the daemon refuses.
-t=$(mktemp -d /run/refsnap-test-polkit.XXXXXX)
-bus_pid= d_pid= pk_pid=
-cleanup() {
-	for p in $d_pid $pk_pid $bus_pid; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$t"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+bus_test_begin polkit
 rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
 # wait_until SECONDS CMD...: CMD polled every 0.1 s; the bound is a hang's.
 wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }

@@ -18,16 +18,7 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/n
 	echo "1..0 # SKIP needs root, setpriv and the users nobody and daemon"
 	exit 0
 fi
-t=$(mktemp -d /run/refsnap-test-self.XXXXXX)
-bus_pid= d_pid= pk_pid=
-cleanup() {
-	for p in $d_pid $pk_pid $bus_pid; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$t"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+bus_test_begin self
 wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }
 un=$(id -u nobody) gn=$(id -g nobody) grp=4242
 as_nobody() { setpriv --reuid=nobody --regid="$gn" --clear-groups "$@"; }
