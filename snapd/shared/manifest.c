@@ -754,8 +754,11 @@ int manifest_writer_finish(ManifestWriter *w) {
                 r = write_all_at(fd, tail + 24, 8, o.off + o.len);
         if (r < 0)
                 return r;
-        if (fsync(fd) < 0)
-                return -errno;
+        /*
+         * Not synced here: the caller syncs the filesystem before publish()
+         * (snapshot.c's syncfs() of the snapshot, on the store's
+         * filesystem), which writes it with the tree, one flush for both.
+         */
         /* The segments are done with. */
         for (size_t i = 0; i < w->n_segments; i++)
                 w->segments[i] = segment_free(w->segments[i]);

@@ -641,7 +641,9 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         /*
          * A subvolume is made read-only before it is published: written by
          * nobody from then on, root included.  The flag and everything in
-         * it are on disk with the transaction syncfs() commits.
+         * it are on disk with the transaction syncfs() commits, and so is
+         * the manifest written into the store's .facts (not synced by
+         * itself: manifest_writer_finish()) before it is renamed into place.
          */
         if (t->subvol) {
                 r = btrfs_subvol_set_read_only(t->dst, true);
