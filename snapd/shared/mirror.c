@@ -403,6 +403,8 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
+        if (s->w->dir_hook)
+                s->w->dir_hook(cd, s->w->dir_hook_userdata);
         if (children) {
                 /* In the store, ours: nobody else writes there. */
                 sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1152,6 +1154,8 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         struct stat st;
         int r;
 
+        if (w->dir_hook)
+                w->dir_hook(dst_root, w->dir_hook_userdata);
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
                 r = state_manifest(&root.main, &level);

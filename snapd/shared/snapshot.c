@@ -50,6 +50,8 @@ typedef struct Take {
         char *name;             /* SNAPSHOT_NAME_MAX */
         char partial[SNAPSHOT_NAME_MAX + 16];
         bool full;              /* asked for a full one */
+        void (*dir_hook)(int dir_fd, void *userdata);
+        void *dir_hook_userdata;
         ManifestWriter *manifest;       /* this one's */
         Manifest *prev;         /* the previous snapshot's, when this one reuses it */
         char prev_name[SNAPSHOT_NAME_MAX];
@@ -541,6 +543,8 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .cancel = cancel,
                 .log = t->log,
                 .workers = mirror_workers(),
+                .dir_hook = t->dir_hook,
+                .dir_hook_userdata = t->dir_hook_userdata,
         };
         MirrorReuse reuse = {};
         int r;
@@ -723,6 +727,8 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .dst = -EBADF,
                 .prev_root = -EBADF,
                 .full = pre && pre->full,
+                .dir_hook = pre ? pre->dir_hook : NULL,
+                .dir_hook_userdata = pre ? pre->dir_hook_userdata : NULL,
                 .guard = pre && pre->guard,
                 .paths = pre && pre->guard ? pre->paths : NULL,
                 .start = time(NULL),

@@ -29,6 +29,9 @@ typedef struct SnapshotPre {
         char *const *paths;
         /* A full snapshot, whatever the previous one's manifest (refsnapctl snapshot --full). */
         bool full;
+        /* NULL, or: Mirror.dir_hook, for each directory of the snapshot the walk writes in. */
+        void (*dir_hook)(int dir_fd, void *userdata);
+        void *dir_hook_userdata;
 } SnapshotPre;
 
 /* snapshot_take() when pre skipped the snapshot. */
