@@ -86,12 +86,16 @@ static int worker_hook(const Job *job, const char *which, const char *hook, cons
         return r;
 }
 
-/* The daemon's watch told to ignore a directory of the snapshot (refsnapd-watch.h); asked no more once refused. */
+/*
+ * The daemon's watch told to ignore a directory of the snapshot
+ * (refsnapd-watch.h); asked no more once refused.  Called by the walk's
+ * threads at once: the group is read and cleared atomically.
+ */
 static void worker_quiet_dir(int dir_fd, void *userdata) {
-        int *group = userdata;
+        int *group = userdata, g = __atomic_load_n(group, __ATOMIC_RELAXED);
 
-        if (*group >= 0 && watch_quiet_dir(*group, dir_fd) < 0)
-                *group = -EBADF;
+        if (g >= 0 && watch_quiet_dir(g, dir_fd) < 0)
+                __atomic_store_n(group, -EBADF, __ATOMIC_RELAXED);
 }
 
 static void on_term(int sig) {
