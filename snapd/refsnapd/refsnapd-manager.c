@@ -239,7 +239,7 @@ static int job_start(JobState *js, bool full, const char *description) {
         int r;
 
         js->changed = false;
-        r = worker_start(js->job, full, description, &pid);
+        r = worker_start(js->job, full, description, js->fs ? watch_fs_group(js->fs) : -EBADF, &pid);
         if (r < 0) {
                 log_job(LOG_ERR, js->name, "cannot fork: %s", strerror(-r));
                 return r;

@@ -395,6 +395,25 @@ fail:
         return r;
 }
 
+int watch_fs_group(const WatchFs *fs) {
+        return fs->fan_fd;
+}
+
+int watch_quiet_dir(int group, int dir_fd) {
+        /* Of the directory itself and of its entries (FAN_EVENT_ON_CHILD); kept over a modify (required). */
+        if (fanotify_mark(group, FAN_MARK_ADD | FAN_MARK_IGNORE_SURV | FAN_MARK_EVICTABLE,
+                          WATCH_MASK | FAN_EVENT_ON_CHILD, dir_fd, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+int watch_quiet_end(int group) {
+        /* The group's only inode marks are these: its watch is a filesystem mark. */
+        if (fanotify_mark(group, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
 void watch_retain(Watch *w, WatchFs *const *keep, size_t n) {
         size_t k = 0;
 

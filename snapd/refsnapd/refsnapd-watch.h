@@ -90,6 +90,26 @@ int watch_fd(const Watch *w);
  */
 int watch_add(Watch *w, int dir_fd, const char *path, WatchFs **ret);
 
+/* The fanotify group of fs (what watch_quiet_dir() takes). */
+int watch_fs_group(const WatchFs *fs);
+
+/*
+ * The daemon's own worker, writing a snapshot: its group (a descriptor
+ * of it, inherited over fork) told to ignore every change in the
+ * directory dir_fd and of its entries (an evictable inode mark of the
+ * kernel's FAN_MARK_IGNORE, 6.0 and later), so that the kernel does not
+ * build, queue and hand the daemon an event for each link or file the
+ * walk makes there (two a file on XFS: the entry, and the link count of
+ * the previous snapshot's inode, which stays), each read and dropped as
+ * the daemon's own.  Nothing is lost: only the snapshot's own
+ * directories are marked, in the root-only store, where the walk's
+ * changes were never any job's.  -errno when the kernel refuses (older
+ * than 6.0: EINVAL); the caller stops asking.
+ */
+int watch_quiet_dir(int group, int dir_fd);
+/* Every directory so marked in group made to count again (the worker's end: FAN_MARK_FLUSH of the inode marks). */
+int watch_quiet_end(int group);
+
 /* Drop the groups (and the mounts that keep their filesystems busy) of every filesystem not in keep. */
 void watch_retain(Watch *w, WatchFs *const *keep, size_t n);
 

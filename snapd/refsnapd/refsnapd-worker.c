@@ -17,6 +17,7 @@
 #include "log-event.h"
 #include "path-util.h"
 #include "prune.h"
+#include "refsnapd-watch.h"
 #include "refsnapd-worker.h"
 #include "snapshot.h"
 #include "time-util.h"
@@ -85,6 +86,18 @@ static int worker_hook(const Job *job, const char *which, const char *hook, cons
         return r;
 }
 
+/*
+ * The daemon's watch told to ignore a directory of the snapshot
+ * (refsnapd-watch.h); asked no more once refused.  Called by the walk's
+ * threads at once: the group is read and cleared atomically.
+ */
+static void worker_quiet_dir(int dir_fd, void *userdata) {
+        int *group = userdata, g = __atomic_load_n(group, __ATOMIC_RELAXED);
+
+        if (g >= 0 && watch_quiet_dir(g, dir_fd) < 0)
+                __atomic_store_n(group, -EBADF, __ATOMIC_RELAXED);
+}
+
 static void on_term(int sig) {
         worker_cancel = 1;
 }
@@ -131,9 +144,11 @@ static void worker_prune(const Job *job) {
                 log_job(LOG_INFO, job->name, "retention removed %d snapshot%s", r, r == 1 ? "" : "s");
 }
 
-_noreturn_ void worker_run(const Job *job, bool full, const char *description) {
+_noreturn_ void worker_run(const Job *job, bool full, const char *description, int watch_group) {
         _cleanup_free_ char *path = NULL;
-        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job, .full = full, .description = description };
+        int quiet = watch_group;
+        SnapshotPre pre = { .fn = worker_pre, .userdata = (void *) job, .full = full, .description = description,
+                            .dir_hook = watch_group >= 0 ? worker_quiet_dir : NULL, .dir_hook_userdata = &quiet };
         char name[SNAPSHOT_NAME_MAX] = "";
         SnapshotFacts facts;
         const char *result;
@@ -147,6 +162,9 @@ _noreturn_ void worker_run(const Job *job, bool full, const char *description) {
         begin = now_monotonic();
         r = snapshot_take(job, NULL, &worker_cancel, log ? log : stderr, &pre, name, &facts);
         duration = now_monotonic() - begin;
+        /* What is done from here on counts again (retention's removals are dropped as the daemon's own). */
+        if (watch_group >= 0)
+                (void) watch_quiet_end(watch_group);
         if (log)
                 fflush(log);
         if (r == SNAPSHOT_SKIPPED) {
@@ -206,13 +224,13 @@ _noreturn_ void worker_run(const Job *job, bool full, const char *description) {
         _exit(code);
 }
 
-int worker_start(const Job *job, bool full, const char *description, pid_t *ret) {
+int worker_start(const Job *job, bool full, const char *description, int watch_group, pid_t *ret) {
         pid_t pid = fork();
 
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                worker_run(job, full, description);
+                worker_run(job, full, description, watch_group);
         *ret = pid;
         return 0;
 }

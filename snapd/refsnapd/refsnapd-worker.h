@@ -18,8 +18,11 @@
 /*
  * Fork a worker for job (full: a full snapshot, refsnapctl snapshot
  * --full; description: the snapshot's, or NULL); its pid in *ret.
+ * watch_group: the daemon's fanotify group of the job's filesystem
+ * (refsnapd-watch.h), or -EBADF: the worker has it ignore the
+ * directories of the snapshot it writes (watch_quiet_dir()).
  */
-int worker_start(const Job *job, bool full, const char *description, pid_t *ret);
+int worker_start(const Job *job, bool full, const char *description, int watch_group, pid_t *ret);
 
-/* The worker's work, in this process (refsnapd --run-once).  Never returns. */
-_noreturn_ void worker_run(const Job *job, bool full, const char *description);
+/* The worker's work, in this process (refsnapd --run-once: no watch_group).  Never returns. */
+_noreturn_ void worker_run(const Job *job, bool full, const char *description, int watch_group);

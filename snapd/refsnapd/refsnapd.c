@@ -102,7 +102,7 @@ static int run_once(void) {
                 config_free(c);
                 return EXIT_FAILED;
         }
-        worker_run(job, false, NULL);
+        worker_run(job, false, NULL, -EBADF);
 }
 
 /* Deep trees keep a descriptor per level open. */

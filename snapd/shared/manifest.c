@@ -537,27 +537,42 @@ void manifest_writer_set_base(ManifestWriter *w, uint64_t fs, uint64_t generatio
 int manifest_cursor_count(const ManifestCursor *c, ManifestCounts *ret) {
         ManifestCounts n = {};
 
-        /* Records nest in place: each one's children follow its name, so every record is met in turn. */
+        /*
+         * Records nest in place: each one's children follow its name, so
+         * every record is met in turn.  Only the fixed part of each is
+         * read (the counts need no name), bounds checked as record_at()
+         * does; the block is read a window at a time.
+         */
         for (uint64_t pos = c->pos; pos < c->end;) {
-                ManifestEntry e;
-                uint64_t sub = 0, len = 0;
-                int r;
+                const char *p;
+                uint64_t sub, size;
+                uint32_t mode;
+                uint16_t k;
 
-                r = record_at(&c->reader->w, pos, c->end, &e, &sub, &len);
-                if (r < 0)
-                        return r;
+                if (c->end - pos < RECORD_SIZE)
+                        return -EBADMSG;
+                p = window_at(&c->reader->w, pos, RECORD_SIZE);
+                if (!p)
+                        return -errno;
+                k = get16(p);
+                mode = get32(p + 4);
+                size = get64(p + 40);
+                sub = get64(p + 48);
+                if (k == 0 || k >= sizeof(((ManifestEntry *) NULL)->name) || k > c->end - pos - RECORD_SIZE ||
+                    sub > c->end - pos - RECORD_SIZE - k)
+                        return -EBADMSG;
                 n.entries++;
-                if (S_ISREG(e.mode)) {
+                if (S_ISREG(mode)) {
                         n.files++;
-                        n.bytes += e.size;
-                        n.multi_link += e.nlink > 1;
-                } else if (S_ISDIR(e.mode))
+                        n.bytes += size;
+                        n.multi_link += get32(p + 36) > 1;
+                } else if (S_ISDIR(mode))
                         n.dirs++;
-                else if (S_ISLNK(e.mode))
+                else if (S_ISLNK(mode))
                         n.symlinks++;
                 else
                         n.specials++;
-                pos += len - sub;
+                pos += RECORD_SIZE + k;
         }
         *ret = n;
         return 0;
@@ -739,8 +754,11 @@ int manifest_writer_finish(ManifestWriter *w) {
                 r = write_all_at(fd, tail + 24, 8, o.off + o.len);
         if (r < 0)
                 return r;
-        if (fsync(fd) < 0)
-                return -errno;
+        /*
+         * Not synced here: the caller syncs the filesystem before publish()
+         * (snapshot.c's syncfs() of the snapshot, on the store's
+         * filesystem), which writes it with the tree, one flush for both.
+         */
         /* The segments are done with. */
         for (size_t i = 0; i < w->n_segments; i++)
                 w->segments[i] = segment_free(w->segments[i]);

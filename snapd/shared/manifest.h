@@ -188,8 +188,9 @@ int manifest_segment_dir_end(ManifestSegment *s, uint64_t token);
 
 /*
  * All segments written: merge them into facts_dir/.SNAPSHOT.manifest.tmp,
- * with the trailer, and sync it.  Then publish() renames it to
- * SNAPSHOT.manifest (before the facts are written).
+ * with the trailer (not synced: the caller syncs the filesystem between
+ * the two, as the snapshot does with its tree).  Then publish() renames it
+ * to SNAPSHOT.manifest (before the facts are written).
  */
 int manifest_writer_finish(ManifestWriter *w);
 int manifest_writer_publish(ManifestWriter *w);

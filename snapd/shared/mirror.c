@@ -368,6 +368,23 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
 
         if (file_id_is(st, s->w->skip))
                 return inplace_clear(s, dfd, name);     /* our own store */
+        /* In place: a directory of the previous snapshot's copy is brought up to date; anything else goes. */
+        if (s->inplace) {
+                struct stat p;
+
+                kept = fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(p.st_mode);
+        }
+        /*
+         * Nothing at or below it changed, as the filesystem says: the
+         * copy's stays, not walked, and neither the source's directory nor
+         * the copy's is opened (the statx of fd found it, unchanged).
+         */
+        if (children && kept && same && s->seg && s->w->reuse && s->w->reuse->vouch &&
+            vouch_covers(s->w->reuse->vouch, s->path)) {
+                r = keep_vouched(s, e, children);
+                if (r <= 0)
+                        return r;
+        }
         /* Opened through the descriptor: this directory, not what replaced it since. */
         cs = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME);
         if (cs < 0 && errno == EPERM)
@@ -379,26 +396,15 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
                 }
                 return fail(s, -errno, "cannot open directory");
         }
-        /* In place: a directory of the previous snapshot's copy is brought up to date; anything else goes. */
-        if (s->inplace) {
-                struct stat p;
-
-                kept = fstatat(dfd, name, &p, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(p.st_mode);
-                if (!kept && (r = inplace_clear(s, dfd, name)) < 0)
-                        return r;
-        }
+        if (s->inplace && !kept && (r = inplace_clear(s, dfd, name)) < 0)
+                return r;
         if (!kept && mkdirat(dfd, name, 0700) < 0)
                 return fail(s, -errno, "cannot make directory");
         cd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cd < 0)
                 return fail(s, -errno, "cannot open new directory");
-        /* Nothing at or below it changed, as the filesystem says: the copy's stays, not walked. */
-        if (children && kept && same && s->seg && s->w->reuse && s->w->reuse->vouch &&
-            vouch_covers(s->w->reuse->vouch, s->path)) {
-                r = keep_vouched(s, e, children);
-                if (r <= 0)
-                        return r;
-        }
+        if (s->w->dir_hook)
+                s->w->dir_hook(cd, s->w->dir_hook_userdata);
         if (children) {
                 /* In the store, ours: nobody else writes there. */
                 sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1148,6 +1154,8 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         struct stat st;
         int r;
 
+        if (w->dir_hook)
+                w->dir_hook(dst_root, w->dir_hook_userdata);
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         if (r >= 0)
                 r = state_manifest(&root.main, &level);

@@ -127,6 +127,14 @@ typedef struct Mirror {
          * snapshot's files have more links, into older snapshots only).
          */
         bool no_links;
+        /*
+         * NULL, or: called with each directory of the destination the
+         * walk writes in (its root included; not one kept unwalked),
+         * opened, before anything is made in it (the daemon: its change
+         * watch told to ignore what its own worker does there).
+         */
+        void (*dir_hook)(int dir_fd, void *userdata);
+        void *dir_hook_userdata;
         MirrorStats stats;                        /* added to */
 } Mirror;
 

@@ -51,6 +51,8 @@ typedef struct Take {
         char partial[SNAPSHOT_NAME_MAX + 16];
         bool full;              /* asked for a full one */
         const char *description; /* what the one who asked for it says of it; NULL: none */
+        void (*dir_hook)(int dir_fd, void *userdata);
+        void *dir_hook_userdata;
         ManifestWriter *manifest;       /* this one's */
         Manifest *prev;         /* the previous snapshot's, when this one reuses it */
         char prev_name[SNAPSHOT_NAME_MAX];
@@ -555,6 +557,8 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .cancel = cancel,
                 .log = t->log,
                 .workers = mirror_workers(),
+                .dir_hook = t->dir_hook,
+                .dir_hook_userdata = t->dir_hook_userdata,
         };
         MirrorReuse reuse = {};
         int r;
@@ -655,7 +659,9 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         /*
          * A subvolume is made read-only before it is published: written by
          * nobody from then on, root included.  The flag and everything in
-         * it are on disk with the transaction syncfs() commits.
+         * it are on disk with the transaction syncfs() commits, and so is
+         * the manifest written into the store's .facts (not synced by
+         * itself: manifest_writer_finish()) before it is renamed into place.
          */
         if (t->subvol) {
                 r = btrfs_subvol_set_read_only(t->dst, true);
@@ -744,6 +750,8 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
                 .dst = -EBADF,
                 .prev_root = -EBADF,
                 .full = pre && pre->full,
+                .dir_hook = pre ? pre->dir_hook : NULL,
+                .dir_hook_userdata = pre ? pre->dir_hook_userdata : NULL,
                 .guard = pre && pre->guard,
                 .paths = pre && pre->guard ? pre->paths : NULL,
                 .description = pre ? pre->description : NULL,

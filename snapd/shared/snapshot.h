@@ -35,6 +35,9 @@ typedef struct SnapshotPre {
          * beside its facts before it is published; NULL: none.
          */
         const char *description;
+        /* NULL, or: Mirror.dir_hook, for each directory of the snapshot the walk writes in. */
+        void (*dir_hook)(int dir_fd, void *userdata);
+        void *dir_hook_userdata;
 } SnapshotPre;
 
 /* snapshot_take() when pre skipped the snapshot. */
