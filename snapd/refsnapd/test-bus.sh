@@ -378,9 +378,12 @@ ok "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Reload a{sv} 
 # A prune over D-Bus runs in a child of the daemon: at stop it gets
 # SIGTERM and is waited for, never left running.  Holding the store's
 # lock keeps the prune waiting for it, so the stop surely finds it.
-flock "$t/store2" sleep 60 </dev/null >/dev/null 2>&1 &
+# Waited for by its own mark, made once it holds the lock: the store's
+# lock held by anyone (the daemon's own work after the Reload above) is
+# not the holder's, and was once taken for it.
+flock "$t/store2" sh -c ': > "$1"; exec sleep 60' sh "$t/store2-held" </dev/null >/dev/null 2>&1 &
 holder=$!
-for i in $(seq 100); do flock -n "$t/store2" true || break; sleep 0.1; done
+for i in $(seq 600); do [ -e "$t/store2-held" ] && break; sleep 0.1; done
 ok sh -c "! flock -n '$t/store2' true"
 busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" --timeout=60 call org.refsnap1 /org/refsnap1 \
 	org.refsnap1.Manager Prune sb pr false > "$t/prune-call.log" 2>&1 &
