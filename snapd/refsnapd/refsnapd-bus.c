@@ -69,26 +69,6 @@ static JobState *find_or_error(Manager *m, const char *name, sd_bus_error *error
         return js;
 }
 
-/* Options of a new method: a{sv}, none known yet; an unknown one is refused. */
-static int read_options(sd_bus_message *msg, sd_bus_error *error) {
-        const char *key;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(msg, 'e', "sv");
-        if (r < 0)
-                return r;
-        if (r > 0) {
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
-        }
-        return sd_bus_message_exit_container(msg);
-}
-
 static int method_list_jobs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Bus *b = userdata;
@@ -261,7 +241,7 @@ static int method_cancel(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         js = find_or_error(b->manager, name, error);
@@ -296,7 +276,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         if (r == 0)
                 return 1;       /* parked: called again with polkit's answer */
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         if (b->manager->stopping)
@@ -325,7 +305,7 @@ static int method_get_job(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         if (!find_or_error(b->manager, name, error))
@@ -479,7 +459,7 @@ static int pin_call(sd_bus_message *msg, Bus *b, bool pin, sd_bus_error *error) 
         r = sd_bus_message_read(msg, "ss", &job, &arg);
         if (r < 0)
                 return r;
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         js = find_or_error(b->manager, job, error);
@@ -655,7 +635,7 @@ static int method_pause(sd_bus_message *msg, void *userdata, sd_bus_error *error
         r = sd_bus_message_read(msg, "st", &job, &until);
         if (r < 0)
                 return r;
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         js = find_or_error(b->manager, job, error);
@@ -687,7 +667,7 @@ static int method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "s", &job);
         if (r < 0)
                 return r;
-        r = read_options(msg, error);
+        r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         js = find_or_error(b->manager, job, error);

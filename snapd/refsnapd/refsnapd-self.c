@@ -369,26 +369,6 @@ static JobState *job_of_path(Manager *m, const char *path, const char **ret_rel)
         return best;
 }
 
-/* Options of Versions(): a{sv}, none known yet; an unknown one is refused. */
-static int read_no_options(sd_bus_message *msg, sd_bus_error *error) {
-        const char *key;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(msg, 'e', "sv");
-        if (r < 0)
-                return r;
-        if (r > 0) {
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
-        }
-        return sd_bus_message_exit_container(msg);
-}
-
 /* Versions() (restore false) and RestoreMine() (restore true), once the caller is known and allowed. */
 static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, bool restore, sd_bus_error *error) {
         Manager *m = s->manager;
@@ -411,7 +391,7 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                         return r;
                 r = bus_read_bool_option(msg, "dry_run", &dry_run, error);
         } else
-                r = read_no_options(msg, error);
+                r = bus_read_no_options(msg, error);
         if (r < 0)
                 return r;
         if (size == 0 || size >= PATH_MAX || memchr(bytes, 0, size))

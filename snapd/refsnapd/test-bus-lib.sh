@@ -11,6 +11,13 @@
 #                   fake-polkitd ($pk_pid) and the bus ($bus_pid) are
 #                   killed; ok CMD...: a TAP line for CMD, counted in $n
 #                   and $failed.
+#   bus_allow_polkit T
+#                   polkit's own bus policy in T/system.d, as polkitd's
+#                   package has it: user daemon (fake-polkitd; not root,
+#                   so subject to the default context like any service)
+#                   owns org.freedesktop.PolicyKit1, everyone may ask it.
+#   wait_until SECONDS CMD...
+#                   CMD polled every 0.1 s; the bound is a hang's.
 #   bus_start T     writes T/bus.conf, starts dbus-daemon on T/bus.sock
 #                   (its pid in bus_pid, its log T/bus.log), makes the
 #                   socket and T reachable by every user, and exports
@@ -64,3 +71,13 @@ bus_test_cleanup() {
 	rm -rf "$t"
 }
 ok() { n=$((n + 1)); if "$@"; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi; }
+
+bus_allow_polkit() {
+	cat > "$1/system.d/test-polkit.conf" <<'CONF'
+<busconfig>
+  <policy user="daemon"><allow own="org.freedesktop.PolicyKit1"/></policy>
+  <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
+</busconfig>
+CONF
+}
+wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }

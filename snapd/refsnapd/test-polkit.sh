@@ -17,22 +17,12 @@ fi
 # In /run: not under /tmp or /var/tmp, which the daemon refuses.
 bus_test_begin polkit
 rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
-# wait_until SECONDS CMD...: CMD polled every 0.1 s; the bound is a hang's.
-wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 un=$(id -u nobody)
 
 mkdir -p "$t/system.d" "$t/src" "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
 cp "$policy" "$t/system.d/"
-# polkit's own bus policy, as polkitd's package has it: its own user
-# owns the name (here daemon: polkitd is not root, and so is subject to
-# the default context's rules of every other service), everyone may ask it.
-cat > "$t/system.d/test-polkit.conf" <<'CONF'
-<busconfig>
-  <policy user="daemon"><allow own="org.freedesktop.PolicyKit1"/></policy>
-  <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
-</busconfig>
-CONF
+bus_allow_polkit "$t"
 bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
 bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
 M=(org.refsnap1 /org/refsnap1 org.refsnap1.Manager)

@@ -19,7 +19,6 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/n
 	exit 0
 fi
 bus_test_begin self
-wait_until() { local i; for i in $(seq $(($1 * 10))); do "${@:2}" && return 0; sleep 0.1; done; return 1; }
 un=$(id -u nobody) gn=$(id -g nobody) grp=4242
 as_nobody() { setpriv --reuid=nobody --regid="$gn" --clear-groups "$@"; }
 as_nobody_grp() { setpriv --reuid=nobody --regid="$gn" --groups="$grp" "$@"; }
@@ -33,12 +32,7 @@ versions() {
 
 mkdir -p "$t/system.d"
 cp "$policy" "$t/system.d/"
-cat > "$t/system.d/test-polkit.conf" <<'CONF'
-<busconfig>
-  <policy user="daemon"><allow own="org.freedesktop.PolicyKit1"/></policy>
-  <policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy>
-</busconfig>
-CONF
+bus_allow_polkit "$t"
 bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
 bc=(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS")
 M=(org.refsnap1 /org/refsnap1 org.refsnap1.Manager)
