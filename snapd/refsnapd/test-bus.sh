@@ -15,7 +15,7 @@ rc() { "$@" >> "$t/calls.log" 2>&1; echo $?; }
 mkdir -p "$t/system.d" "$t/src" "$t/conf.d"
 cp "$policy" "$t/system.d/"
 # For the check in code: nobody may send Reload, Cancel, Pin,
-# DeleteSnapshot and Pause here (the shipped policy lets root alone), and
+# DeleteSnapshot, Pause and Purge here (the shipped policy lets root alone), and
 # the daemon itself refuses them.
 cat > "$t/system.d/zz-test-nobody.conf" <<'CONF'
 <busconfig>
@@ -25,6 +25,7 @@ cat > "$t/system.d/zz-test-nobody.conf" <<'CONF'
     <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Pin"/>
     <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="DeleteSnapshot"/>
     <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Pause"/>
+    <allow send_destination="org.refsnap1" send_interface="org.refsnap1.Manager" send_member="Purge"/>
   </policy>
 </busconfig>
 CONF
@@ -357,13 +358,64 @@ ok test "$(rc "$ctl" "${c[@]}" resume nope)" = 4
 ok test "$(rc "$ctl" cancel mg)" = 1
 ok grep -q 'No snapshot of mg is running' "$t/calls.log"
 ok test "$(rc "$ctl" cancel nope)" = 4
+# Purge: one path out of every snapshot that holds it, the pinned one
+# too (a file shared by two as one inode, as on XFS); a dry run lists
+# them (text, JSON) and changes nothing; the path is the source's,
+# relative or absolute beneath it; in no snapshot: NoSuchPath (4); the
+# store's lock held (a snapshot running): JobRunning; an unknown option
+# refused; the journal's event.
+mkdir -p "$t/store4/2020-01-06T00:00:00Z/d" "$t/store4/2020-01-07T00:00:00Z"
+echo leaked > "$t/store4/2020-01-05T00:00:00Z/secret"
+ln "$t/store4/2020-01-05T00:00:00Z/secret" "$t/store4/2020-01-06T00:00:00Z/secret"
+echo keep > "$t/store4/2020-01-06T00:00:00Z/d/keep"
+ok test "$(rc "$ctl" "${c[@]}" pin mg 2020-01-05T00:00:00Z)" = 0
+intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
+ok grep -q '^\.Purge  *method  *saya{sv}  *a(sb)b ' <<<"$intro"
+out=$("$ctl" "${c[@]}" purge mg secret --dry-run 2>&1)
+ok test $? = 0
+echo "$out" | sed 's/^/# /'
+ok grep -q '^2020-01-05T00:00:00Z  *pinned$' <<<"$out"
+ok grep -q '^2020-01-06T00:00:00Z$' <<<"$out"
+ok sh -c "! grep -q 2020-01-07 <<'EOF'
+$out
+EOF"
+ok test -f "$t/store4/2020-01-05T00:00:00Z/secret" -a -f "$t/store4/2020-01-06T00:00:00Z/secret"
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["dry_run"] is True and d["path"]=="secret" and [(s["snapshot"], s["pinned"]) for s in d["snapshots"]]==[("2020-01-05T00:00:00Z", True), ("2020-01-06T00:00:00Z", False)] and d["in_source"] is False, d' \
+	"$("$ctl" "${c[@]}" --json purge mg secret --dry-run)"
+ok test "$(rc "${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Purge saya{sv} mg 6 115 101 99 114 101 116 1 x b true)" = 1
+ok grep -q "Unknown option 'x'" "$t/calls.log"
+( exec 9< "$t/store4"; flock 9 && : > "$t/purge-lock-held" && exec sleep 60 ) </dev/null >/dev/null 2>&1 &
+holder=$!
+ok wait_until 60 test -e "$t/purge-lock-held"
+ok test "$(rc "$ctl" "${c[@]}" purge mg secret)" = 1
+ok grep -q "A snapshot, prune or restore of mg is running: purge when it ends (org.refsnap1.JobRunning)" "$t/calls.log"
+kill "$holder"; wait "$holder" 2>/dev/null
+ok test -f "$t/store4/2020-01-05T00:00:00Z/secret"
+out=$("$ctl" "${c[@]}" purge mg "$t/src4/secret" 2>&1)
+ok test $? = 0
+echo "$out" | sed 's/^/# /'
+ok grep -q '^mg: secret purged from 2 snapshots' <<<"$out"
+ok test ! -e "$t/store4/2020-01-05T00:00:00Z/secret" -a ! -e "$t/store4/2020-01-06T00:00:00Z/secret"
+ok test -f "$t/store4/2020-01-06T00:00:00Z/d/keep" -a -f "$t/store4/.facts/2020-01-05T00:00:00Z.pinned"
+ok grep -q 'mg: secret purged from 2 snapshots (2020-01-05T00:00:00Z 2020-01-06T00:00:00Z)' "$t/daemon.log"
+ok test "$(rc "$ctl" "${c[@]}" purge mg secret)" = 4
+ok grep -q "No snapshot of mg holds secret (org.refsnap1.NoSuchPath)" "$t/calls.log"
+ok test "$(rc "$ctl" "${c[@]}" purge mg secret --dry-run)" = 4
+ok test "$(rc "$ctl" "${c[@]}" purge mg ../store4/2020-01-06T00:00:00Z/d/keep)" = 1
+ok test "$(rc "$ctl" "${c[@]}" purge mg /elsewhere/d/keep)" = 1
+ok grep -q "not a path of the source of mg" "$t/calls.log"
+ok test -f "$t/store4/2020-01-06T00:00:00Z/d/keep"
+ok test "$(rc "$ctl" "${c[@]}" purge nope secret)" = 4
+ok test "$(rc "$ctl" "${c[@]}" purge mg)" = 2
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	# Refused by the daemon (polkit's org.refsnap1.manage; no polkit on this bus): 5.
 	for v in "pin mg 2020-01-05T00:00:00Z" "unpin mg 2020-01-05T00:00:00Z" "delete mg 2020-01-05T00:00:00Z" \
-		"pause mg" "resume mg" "cancel mg"; do
+		"pause mg" "resume mg" "cancel mg" "purge mg d/keep"; do
 		ok test "$(rc asnobody "$ctl" $v)" = 5
 	done
+	ok grep -q "Purge() from uid $(id -u nobody), .* refused: org.refsnap1.manage: polkit did not answer" "$t/daemon.log"
+	ok test -f "$t/store4/2020-01-06T00:00:00Z/d/keep"
 	ok grep -q "Pin() from uid $(id -u nobody), .* refused: org.refsnap1.manage: polkit did not answer" "$t/daemon.log"
 	ok grep -q "DeleteSnapshot() from uid $(id -u nobody), .* refused: org.refsnap1.manage: polkit did not answer" "$t/daemon.log"
 	ok grep -q "Pause() from uid $(id -u nobody), .* refused: org.refsnap1.manage: polkit did not answer" "$t/daemon.log"

@@ -21,6 +21,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 un=$(id -u nobody)
 
 mkdir -p "$t/system.d" "$t/src" "$t/src2" "$t/store2/2020-01-01T00:00:00Z" "$t/store2/2020-01-02T00:00:00Z"
+echo leaked > "$t/store2/2020-01-02T00:00:00Z/secret"
 cp "$policy" "$t/system.d/"
 bus_allow_polkit "$t"
 bus_start "$t" || { echo "Bail out! dbus-daemon did not start: $(cat "$t/bus.log")"; exit 1; }
@@ -98,6 +99,11 @@ ok logged "Cancel() from $caller refused: org.refsnap1.manage: not authorized"
 ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" Reload a{sv} 0)" = 1
 ok logged "Reload() from $caller refused: org.refsnap1.manage: not authorized"
 ok test "$(grep -c "action=org.refsnap1.manage " "$t/pk.log")" = 3
+# Purge (manage too): refused, the snapshot untouched, a dry run as well.
+ok test "$(rc as_nobody "$ctl" purge pr secret)" = 5
+ok logged "Purge() from $caller refused: org.refsnap1.manage: not authorized"
+ok test "$(rc as_nobody "$ctl" purge pr secret --dry-run)" = 5
+ok test -f "$t/store2/2020-01-02T00:00:00Z/secret"
 # Root never asks polkit.
 ok test "$(rc "$ctl" snapshot bt)" = 1
 ok test "$(rc "$ctl" prune pr --dry-run)" = 0
@@ -121,6 +127,9 @@ echo "org.refsnap1.manage $un yes" >> "$t/rules"
 ok test "$(rc as_nobody "$ctl" prune pr)" = 0
 ok test ! -e "$t/store2/2020-01-01T00:00:00Z" -a -d "$t/store2/2020-01-02T00:00:00Z"
 ok logged "Prune() called by $caller: org.refsnap1.manage authorized by polkit"
+ok test "$(rc as_nobody "$ctl" purge pr secret)" = 0
+ok test ! -e "$t/store2/2020-01-02T00:00:00Z/secret" -a -d "$t/store2/2020-01-02T00:00:00Z"
+ok logged "Purge() called by $caller: org.refsnap1.manage authorized by polkit"
 ok as_nobody "${bc[@]}" call "${M[@]}" Reload a{sv} 0
 # Reading is not opened by it.
 ok test "$(rc as_nobody "$ctl" status)" = 5
