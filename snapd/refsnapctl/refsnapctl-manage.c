@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The verbs that manage a job's snapshots through refsnapd: pin, unpin,
- * delete, pause, resume and cancel.  Each is one call on
+ * delete, pause, resume, cancel and purge.  Each is one call on
  * org.refsnap1.Manager; the daemon checks who asks, the names and the
  * store (org.refsnap1(5)).
  */
@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "bus-names.h"
+#include "escape.h"
 #include "exit-status.h"
+#include "json-util.h"
 #include "macro.h"
 #include "refsnapctl-util.h"
 #include "refsnapctl.h"
@@ -204,4 +206,98 @@ int verb_cancel(int argc, char *argv[]) {
                 return bus_exit(NULL, r);
         printf("%s: %s\n", argv[1], result);
         return EXIT_OK;
+}
+
+/* How long a purge may take to answer: it goes through every snapshot. */
+#define PURGE_TIMEOUT_USEC (3600 * USEC_PER_SEC)
+
+/*
+ * purge JOB PATH [--dry-run]: Purge(); what it found or purged, in text
+ * (a summary line, the snapshots one a line, oldest first, with
+ * "pinned") or with --json one object: {"job", "path", "dry_run",
+ * "in_source", "snapshots": [{"snapshot", "pinned"}]}.
+ */
+int verb_purge(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *escaped = NULL;
+        const void *bytes;
+        const char *name;
+        size_t size;
+        unsigned n = 0;
+        int pinned, live = 0, r;
+
+        if (argc != 3 || !*argv[2]) {
+                fprintf(stderr, "refsnapctl: usage: purge JOB PATH [--dry-run]\n");
+                return EXIT_USAGE;
+        }
+        r = bus_open(&bus);
+        if (r != EXIT_OK)
+                return r;
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Purge");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", argv[1]);
+        if (r >= 0)
+                r = sd_bus_message_append_array(call, 'y', argv[2], strlen(argv[2]));
+        if (r >= 0)
+                r = arg_dry_run ? sd_bus_message_append(call, "a{sv}", 1, "dry_run", "b", 1) :
+                                  sd_bus_message_append(call, "a{sv}", 0);
+        if (r < 0)
+                return bus_exit(NULL, r);
+        r = sd_bus_call(bus, call, PURGE_TIMEOUT_USEC, &e, &reply);
+        if (r < 0)
+                return bus_exit(&e, r);
+        /* The path as the source's (relative), then the snapshots, counted first for the summary line. */
+        r = sd_bus_message_read_array(reply, 'y', &bytes, &size);
+        if (r >= 0) {
+                free(path);
+                path = strndup(bytes, size);
+                r = path ? 0 : -ENOMEM;
+        }
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(sb)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sb)", &name, &pinned)) > 0)
+                n++;
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "b", &live);
+        if (r >= 0)
+                r = sd_bus_message_rewind(reply, true);
+        if (r >= 0)
+                r = sd_bus_message_skip(reply, "ay");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(sb)");
+        if (r >= 0) {
+                escaped = cescape(path);
+                r = escaped ? 0 : -ENOMEM;
+        }
+        if (r < 0)
+                return bus_exit(NULL, r);
+        if (arg_json) {
+                printf("{\"job\":");
+                json_string(stdout, argv[1]);
+                printf(",\"path\":");
+                json_string(stdout, path);
+                printf(",\"dry_run\":%s,\"in_source\":%s,\"snapshots\":[", arg_dry_run ? "true" : "false",
+                       live ? "true" : "false");
+        } else if (arg_legend)
+                printf(arg_dry_run ? "%s: %s is in %u snapshot%s (a dry run: nothing removed)\n" :
+                                     "%s: %s purged from %u snapshot%s\n",
+                       argv[1], escaped, n, n == 1 ? "" : "s");
+        for (unsigned i = 0; (r = sd_bus_message_read(reply, "(sb)", &name, &pinned)) > 0; i++) {
+                if (arg_json) {
+                        printf("%s{\"snapshot\":", i > 0 ? "," : "");
+                        json_string(stdout, name);
+                        printf(",\"pinned\":%s}", pinned ? "true" : "false");
+                } else
+                        printf("%s%s\n", name, pinned ? "  pinned" : "");
+        }
+        if (arg_json)
+                printf("]}\n");
+        else if (live && arg_legend)
+                printf("%s: %s is still in the source: the next snapshot takes it again, as it is then (a full "
+                       "snapshot); remove it or exclude it first if it must not come back\n", argv[1], escaped);
+        return r < 0 ? bus_exit(NULL, r) : EXIT_OK;
 }

@@ -152,7 +152,7 @@ int bus_exit(const sd_bus_error *e, int r) {
                 fprintf(stderr, "refsnapctl: %s (%s)\n", e->message ? e->message : strerror(-r), e->name);
         else
                 fprintf(stderr, "refsnapctl: %s\n", strerror(-r));
-        if (sd_bus_error_has_names(e, BUS_ERROR_NO_SUCH_JOB, BUS_ERROR_NO_SUCH_SNAPSHOT))
+        if (sd_bus_error_has_names(e, BUS_ERROR_NO_SUCH_JOB, BUS_ERROR_NO_SUCH_SNAPSHOT, BUS_ERROR_NO_SUCH_PATH))
                 return EXIT_NOT_FOUND;
         return EXIT_FAILED;
 }

@@ -64,6 +64,7 @@ static const Verb verbs[] = {
         { "pause", verb_pause },
         { "resume", verb_resume },
         { "cancel", verb_cancel },
+        { "purge", verb_purge },
         { "versions", verb_versions },
 };
 
@@ -87,6 +88,8 @@ static void help(void) {
                "  pause JOB [--for SPAN|--until TIME], resume JOB\n"
                "                           skip the job's scheduled snapshots, or no longer\n"
                "  cancel JOB               end the job's running snapshot; nothing is published\n"
+               "  purge JOB PATH [--dry-run]\n"
+               "                           remove one leaked file or subtree from every snapshot\n"
                "  check-config [FILE]      check the configuration, print every error\n"
                "  offsite JOB [--force] [--force-every=N]\n"
                "                           back up the newest snapshot with restic, from a fixed path\n"
@@ -98,10 +101,10 @@ static void help(void) {
                "  -c, --config=FILE        main configuration (default " DEFAULT_CONFIG ")\n"
                "      --conf-dir=DIR       drop-ins (default " DEFAULT_DROPINS ")\n"
                "      --json               machine-readable output for status, list, diff, prune,\n"
-               "                           restore --dry-run and check-config\n"
+               "                           restore --dry-run, check-config and purge\n"
                "      --utc                times in UTC (default: the local zone, with its name)\n"
                "      --no-legend          no column headers and no summary lines\n"
-               "  -n, --dry-run            prune, restore: say what would change, change nothing\n"
+               "  -n, --dry-run            prune, restore, purge: say what would change, change nothing\n"
                "      --to=DIR             restore: into DIR instead of the job's source\n"
                "      --delete             restore: remove what the snapshot does not have, but what\n"
                "                           the job excludes or the snapshot skipped\n"

@@ -12,10 +12,10 @@
 
 extern const char *arg_config;  /* -c, --config */
 extern const char *arg_dropins; /* --conf-dir */
-extern bool arg_json;           /* --json: status, list, diff, prune, restore --dry-run, check-config */
+extern bool arg_json;           /* --json: status, list, diff, prune, restore --dry-run, check-config, purge */
 extern bool arg_utc;            /* --utc: times shown in UTC, not the local zone */
 extern bool arg_legend;         /* false with --no-legend: no column headers, no summary lines */
-extern bool arg_dry_run;        /* -n, --dry-run: prune, restore */
+extern bool arg_dry_run;        /* -n, --dry-run: prune, restore, purge */
 extern bool arg_delete;         /* --delete: restore */
 extern bool arg_delete_excluded;        /* --delete-excluded: restore --delete */
 extern bool arg_no_guard;       /* --no-guard: restore */
@@ -41,6 +41,7 @@ int verb_check_config(int argc, char *argv[]);
 /* pin and unpin (argv[0] says which), delete, pause, resume, cancel: refsnapctl-manage.c. */
 int verb_pin(int argc, char *argv[]);
 int verb_delete(int argc, char *argv[]);
+int verb_purge(int argc, char *argv[]);
 int verb_pause(int argc, char *argv[]);
 int verb_resume(int argc, char *argv[]);
 int verb_cancel(int argc, char *argv[]);

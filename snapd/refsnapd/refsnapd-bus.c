@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,12 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
+#include "escape.h"
 #include "log.h"
 #include "macro.h"
 #include "reflink.h"
 #include "prune.h"
+#include "purge.h"
 #include "refsnapd-bus.h"
 #include "refsnapd-bus-options.h"
 #include "refsnapd-bus-child.h"
@@ -616,6 +619,201 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         return 1;
 }
 
+/* A Purge() being done by a child of the daemon. */
+typedef struct PurgeArgs {
+        const Job *job;         /* the child's copy of the daemon's memory: read there only */
+        int store;
+        bool dry_run;
+        char *job_name, *path, *escaped;
+        char asked_by[256];
+} PurgeArgs;
+
+static void purge_args_free(void *p) {
+        PurgeArgs *a = p;
+
+        if (!a)
+                return;
+        safe_close(a->store);
+        free(a->job_name);
+        free(a->path);
+        free(a->escaped);
+        free(a);
+}
+
+/* The child's exit statuses. */
+enum { PURGE_OK = 0, PURGE_NONE = 1, PURGE_LOCKED = 2, PURGE_ERROR = 255 };
+
+/*
+ * In the child: the report is one line per snapshot that held the path,
+ * "NAME 0|1" (pinned), then "in_source 0|1"; or the error's text.
+ */
+static int purge_work(FILE *report, void *userdata) {
+        PurgeArgs *a = userdata;
+        char **names = NULL;
+        int r, live;
+
+        r = snapshot_purge(a->store, a->job_name, a->path, a->dry_run, a->asked_by, &names);
+        if (r < 0) {
+                fprintf(report, "%s", strerror(-r));
+                return r == -ENOENT ? PURGE_NONE : r == -EBUSY ? PURGE_LOCKED : PURGE_ERROR;
+        }
+        for (char **s = names; s && *s; s++)
+                fprintf(report, "%s %d\n", *s, store_is_pinned(a->store, *s) > 0);
+        strv_free(names);
+        live = purge_in_source(a->job, a->path);
+        fprintf(report, "in_source %d\n", live > 0);
+        return PURGE_OK;
+}
+
+static void purge_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        PurgeArgs *a = userdata;
+        bool live = false;
+        int r;
+
+        if (code == PURGE_NONE) {
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_PATH, "No snapshot of %s holds %s",
+                                                  a->job_name, a->escaped);
+                return;
+        }
+        if (code == PURGE_LOCKED) {
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_JOB_RUNNING,
+                                                  "A snapshot, prune or restore of %s is running: purge when it ends",
+                                                  a->job_name);
+                return;
+        }
+        if (code != PURGE_OK) {
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED,
+                                                  "Cannot purge %s from the snapshots of %s (what is left is finished "
+                                                  "by the next purge or snapshot): %s", a->escaped, a->job_name,
+                                                  *report ? report : "killed");
+                return;
+        }
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', a->path, strlen(a->path));
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sb)");
+        /* Lines the child wrote: snapshot names (checked again), "in_source N". */
+        for (const char *p = report; r >= 0 && p < report + size && *p;) {
+                const char *nl = memchr(p, '\n', report + size - p);
+                char name[SNAPSHOT_NAME_MAX + 16];
+                int pinned;
+
+                if (!nl)
+                        break;
+                snprintf(name, sizeof(name), "%.*s", (int) (nl - p), p);
+                if (sscanf(name, "in_source %d", &pinned) == 1)
+                        live = pinned;
+                else {
+                        char *sp = strrchr(name, ' ');
+
+                        if (sp && (sp[1] == '0' || sp[1] == '1') && !sp[2]) {
+                                pinned = sp[1] == '1';
+                                *sp = '\0';
+                                if (snapshot_name_valid(name))
+                                        r = sd_bus_message_append(reply, "(sb)", name, pinned);
+                        }
+                }
+                p = nl + 1;
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "b", live);
+        if (r >= 0)
+                (void) sd_bus_send(NULL, reply, NULL);
+        else
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Cannot answer: %s", strerror(-r));
+}
+
+/*
+ * Purge(s job, ay path, a{sv} options) -> (ay path, a(sb) snapshots, b
+ * in_source): path (relative to the job's source, or absolute beneath
+ * it; bytes) removed from every snapshot that holds it
+ * (snapshot_purge(), purge.h), in a child, answered when done: the path
+ * as the source's relative path, the snapshots that held it (oldest
+ * first) and whether each is pinned, and whether the next snapshot takes
+ * it again (in the source, not excluded).  options: dry_run (b) only
+ * finds them.  NoSuchPath when no snapshot holds it, JobRunning while a
+ * snapshot, prune or restore holds the store.
+ */
+static int method_purge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int store = -EBADF;
+        _cleanup_free_ char *arg = NULL;
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        const void *bytes;
+        const char *job;
+        PurgeArgs *a;
+        JobState *js;
+        size_t size;
+        bool dry_run;
+        int r;
+
+        r = polkit_check_caller(msg, &b->polkit, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1;       /* parked: called again with polkit's answer */
+        r = sd_bus_message_read(msg, "s", &job);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read_array(msg, 'y', &bytes, &size);
+        if (r < 0)
+                return r;
+        r = bus_read_bool_option(msg, "dry_run", &dry_run, error);
+        if (r < 0)
+                return r;
+        if (size == 0 || size >= PATH_MAX || memchr(bytes, '\0', size))
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Not a path");
+        arg = strndup(bytes, size);
+        if (!arg)
+                return -ENOMEM;
+        js = find_or_error(m, job, error);
+        if (!js)
+                return -ENOENT;
+        if (m->stopping)
+                return sd_bus_error_set(error, BUS_ERROR_STOPPING, "refsnapd is stopping");
+        if (js->child)
+                return sd_bus_error_setf(error, BUS_ERROR_JOB_RUNNING,
+                                         "A snapshot of %s is running: purge when it ends", job);
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        *a = (PurgeArgs) { .job = js->job, .store = -EBADF, .dry_run = dry_run };
+        r = purge_path_normalize(js->job->source, arg, &a->path);
+        if (r == -EINVAL) {
+                _cleanup_free_ char *e = cescape(arg);
+
+                purge_args_free(a);
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "%s is not a path of the source of %s (relative to it, or absolute "
+                                         "beneath it; no '..'; not the source itself)", e ? e : "path", job);
+        }
+        if (r >= 0) {
+                a->escaped = cescape(a->path);
+                a->job_name = strdup(job);
+                r = a->escaped && a->job_name ? 0 : -ENOMEM;
+        }
+        if (r >= 0) {
+                store = open_job_store(js, error);
+                r = store;
+        }
+        if (r >= 0) {
+                a->store = TAKE_FD(store);
+                polkit_describe_caller(msg, a->asked_by, sizeof(a->asked_by));
+                /* SIGTERM (the daemon stopping) ends it at once: what is left is finished by the next run. */
+                r = bus_child_spawn(m, msg, "refsnap-purge", &(BusChildOptions) { .free_userdata = purge_args_free },
+                                    purge_work, purge_done, a);
+        }
+        if (r < 0) {
+                purge_args_free(a);
+                return r;
+        }
+        return 1;
+}
+
 /*
  * Pause(s job, t until_usec, a{sv} options): the job's due times skipped
  * until then (µs of CLOCK_REALTIME; 0: until Resume()), kept in its store.
@@ -788,6 +986,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_unpin, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("DeleteSnapshot", SD_BUS_ARGS("s", job, "s", snapshot, "a{sv}", options),
                                 SD_BUS_NO_RESULT, method_delete_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Purge", SD_BUS_ARGS("s", job, "ay", path, "a{sv}", options),
+                                SD_BUS_RESULT("ay", path, "a(sb)", snapshots, "b", in_source), method_purge,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_ARGS("s", job, "t", until_usec, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_ARGS("s", job, "a{sv}", options), SD_BUS_NO_RESULT, method_resume,

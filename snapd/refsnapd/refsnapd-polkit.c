@@ -37,12 +37,13 @@ static const struct {
         { "Prune",              POLKIT_ACTION_MANAGE },
         { "Cancel",             POLKIT_ACTION_MANAGE },
         { "Reload",             POLKIT_ACTION_MANAGE },
-        /* Managing snapshots (issue #24): pinned, deleted, a job paused. */
+        /* Managing snapshots (issue #24): pinned, deleted, a job paused, a path purged. */
         { "Pin",                POLKIT_ACTION_MANAGE },
         { "Unpin",              POLKIT_ACTION_MANAGE },
         { "DeleteSnapshot",     POLKIT_ACTION_MANAGE },
         { "Pause",              POLKIT_ACTION_MANAGE },
         { "Resume",             POLKIT_ACTION_MANAGE },
+        { "Purge",              POLKIT_ACTION_MANAGE },
         /* Self-service (issue #24): a user's own files, looked up as her. */
         { "Versions",           POLKIT_ACTION_SELF_SERVICE },
         { "RestoreMine",        POLKIT_ACTION_SELF_SERVICE },
@@ -121,6 +122,19 @@ static void format_caller(sd_bus_message *call, sd_bus_creds *creds, uid_t euid,
                 unit = NULL;
         snprintf(buf, size, "uid %u, pid %d, unit %s (%s)", (unsigned) euid, (int) pid, unit ? unit : "-",
                  sender ? sender : "-");
+}
+
+void polkit_describe_caller(sd_bus_message *call, char *buf, size_t size) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t euid;
+
+        if (sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID | SD_BUS_CREDS_UNIT |
+                                      SD_BUS_CREDS_AUGMENT, &creds) < 0 ||
+            sd_bus_creds_get_euid(creds, &euid) < 0) {
+                snprintf(buf, size, "a caller the bus did not name");
+                return;
+        }
+        format_caller(call, creds, euid, buf, size);
 }
 
 static int on_defer(sd_event_source *s, void *userdata) {

@@ -37,5 +37,11 @@ typedef struct PolkitRegistry PolkitRegistry;
  */
 int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_error *error);
 
+/*
+ * "uid U, pid P, unit UNIT (:1.N)": the sender of call as the log names
+ * it, for the log only (the unit is read by the pid); into buf.
+ */
+void polkit_describe_caller(sd_bus_message *call, char *buf, size_t size);
+
 /* Each call still waiting is answered org.refsnap1.Stopping.  NULL-safe; returns NULL. */
 PolkitRegistry *polkit_registry_free(PolkitRegistry *r);

@@ -370,7 +370,7 @@ ln "$t/store4/2020-01-05T00:00:00Z/secret" "$t/store4/2020-01-06T00:00:00Z/secre
 echo keep > "$t/store4/2020-01-06T00:00:00Z/d/keep"
 ok test "$(rc "$ctl" "${c[@]}" pin mg 2020-01-05T00:00:00Z)" = 0
 intro=$("${bc[@]}" introspect org.refsnap1 /org/refsnap1 org.refsnap1.Manager 2>&1)
-ok grep -q '^\.Purge  *method  *saya{sv}  *a(sb)b ' <<<"$intro"
+ok grep -q '^\.Purge  *method  *saya{sv}  *aya(sb)b ' <<<"$intro"
 out=$("$ctl" "${c[@]}" purge mg secret --dry-run 2>&1)
 ok test $? = 0
 echo "$out" | sed 's/^/# /'

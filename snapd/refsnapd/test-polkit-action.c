@@ -48,6 +48,7 @@ int main(int argc, char *argv[]) {
         CHECK_STREQ(polkit_action_for("Pin"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Unpin"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("DeleteSnapshot"), POLKIT_ACTION_MANAGE);
+        CHECK_STREQ(polkit_action_for("Purge"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Pause"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Resume"), POLKIT_ACTION_MANAGE);
         CHECK_STREQ(polkit_action_for("Versions"), POLKIT_ACTION_SELF_SERVICE);

@@ -24,3 +24,4 @@
 #define BUS_ERROR_PINNED "org.refsnap1.Pinned"
 #define BUS_ERROR_CREDENTIALS_UNAVAILABLE "org.refsnap1.CredentialsUnavailable"
 #define BUS_ERROR_NO_SUCH_VERSION "org.refsnap1.NoSuchVersion"
+#define BUS_ERROR_NO_SUCH_PATH "org.refsnap1.NoSuchPath"

@@ -20,7 +20,7 @@ void log_events_set_target(LogEventsTarget t) {
 
 int log_event_at(const char *file, int line, const char *func, int level, const char *id, const char *job,
                  const EventFields *f, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL, *m = NULL, *prio = NULL, *mid = NULL, *j = NULL, *snap = NULL,
+        _cleanup_free_ char *msg = NULL, *m = NULL, *prio = NULL, *mid = NULL, *j = NULL, *snap = NULL, *path = NULL,
                             *files = NULL, *bytes = NULL, *dur = NULL, *err = NULL, *code_file = NULL,
                             *code_line = NULL;
         struct iovec iov[N_FIELDS];
@@ -56,6 +56,8 @@ int log_event_at(const char *file, int line, const char *func, int level, const 
                 FIELD(j, "REFSNAP_JOB=%s", job);
         if (f && f->snapshot)
                 FIELD(snap, "REFSNAP_SNAPSHOT=%s", f->snapshot);
+        if (f && f->path)
+                FIELD(path, "REFSNAP_PATH=%s", f->path);
         if (f && f->has_counts) {
                 FIELD(files, "REFSNAP_FILES=%llu", (unsigned long long) f->files);
                 FIELD(bytes, "REFSNAP_BYTES=%llu", (unsigned long long) f->bytes);

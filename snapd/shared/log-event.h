@@ -22,8 +22,9 @@
 #define MESSAGE_ID_RESTORED                "e033698d0e2e4f999110e4ef22a98b4b"
 #define MESSAGE_ID_RELOAD_FAILED           "e6218b0abef242c5b20262b1657c27e2"
 #define MESSAGE_ID_SNAPSHOT_DELETED       "47398cb04154488fb76d2053c86cf403"
-/* Reserved, with their catalog entries, for the self-service restore and purge. */
+/* Reserved, with its catalog entry, for the self-service restore. */
 #define MESSAGE_ID_SELF_SERVICE_RESTORED   "03d32527f7964e908669d9ee8def8d50"
+/* refsnapctl purge: a path purged from a job's snapshots (or one that could not be, with ERRNO=). */
 #define MESSAGE_ID_PURGED                  "5a6dad52deb841b2a38d718e57a27ae2"
 
 /*
@@ -32,6 +33,7 @@
  */
 typedef struct EventFields {
         const char *snapshot;           /* REFSNAP_SNAPSHOT= */
+        const char *path;               /* REFSNAP_PATH= (relative to the source; its bytes, unescaped) */
         bool has_counts;
         uint64_t files, bytes;          /* REFSNAP_FILES=, REFSNAP_BYTES= */
         uint64_t duration_usec;         /* REFSNAP_DURATION_USEC= */

@@ -16,6 +16,7 @@
 #include "manifest.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
+#include "purge.h"
 #include "reflink.h"
 #include "restore.h"
 #include "rm-rf.h"
@@ -188,6 +189,11 @@ static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
                 return r;
         if (r < 0)
                 fprintf(t->log, "store %s: cannot remove leftovers: %s\n", t->job->store, strerror(-r));
+        /* A purge that was interrupted is finished before anything is taken (purge.h). */
+        r = purge_resume_locked(t->store, t->job->name, t->log);
+        if (r < 0)
+                fprintf(t->log, "store %s: cannot finish the purge that was interrupted: %s\n", t->job->store,
+                        strerror(-r));
         /*
          * A staging directory a restore killed mid-way left at the top of
          * a source on a subvolume of its own: removed, not snapshotted.
@@ -428,7 +434,7 @@ static void take_previous(Take *t, int facts, uint64_t key) {
         r = manifest_open(facts, prev, key, &m);
         if (r < 0) {
                 fprintf(t->log, "a full snapshot: %s %s\n", prev,
-                        r == -ENOENT ? "has no manifest (made before manifests were kept, or lost)" :
+                        r == -ENOENT ? "has no manifest (made before manifests were kept, lost, or dropped by a purge)" :
                         r == -ESTALE ? "was taken of another source or with other exclude patterns" :
                         r == -EBADMSG ? "has a damaged manifest" :
                         r == -EPROTO ? "has a manifest of an older format" : "has a manifest that cannot be read");

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/btrfs.h>
 #include <linux/btrfs_tree.h>
 #include <linux/magic.h>
@@ -263,7 +264,8 @@ static bool startswith(const char *s, const char *prefix) {
 
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
-                startswith(name, STORE_RESTORE_PREFIX) || strcmp(name, ".latest.tmp") == 0 ||
+                startswith(name, STORE_RESTORE_PREFIX) || startswith(name, STORE_PURGING_PREFIX) ||
+                strcmp(name, ".latest.tmp") == 0 || strcmp(name, "..purge.tmp") == 0 ||
                 strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0 ||
                 strcmp(name, "..last-name.tmp") == 0;
 }
@@ -673,6 +675,54 @@ int store_read_paused(int store, uint64_t *until) {
 
 int store_remove_paused(int store) {
         if (unlinkat(store, STORE_PAUSED, 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return fsync(store) < 0 ? -errno : 0;
+}
+
+#define STORE_PURGE ".purge"
+
+int store_write_purge_intent(int store, const char *path) {
+        int r;
+
+        if (!path || !*path)
+                return -EINVAL;
+        r = write_synced(store, STORE_PURGE, path);
+        if (r < 0)
+                return r;
+        return fsync(store) < 0 ? -errno : 0;
+}
+
+int store_read_purge_intent(int store, char **ret) {
+        _cleanup_close_ int fd = openat(store, STORE_PURGE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        if (fd < 0)
+                return -errno;
+        text = malloc(PATH_MAX + 1);
+        if (!text)
+                return -ENOMEM;
+        while (len < PATH_MAX) {
+                ssize_t n = read(fd, text + len, PATH_MAX - len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += n;
+        }
+        if (len == 0 || len >= PATH_MAX || memchr(text, '\0', len))
+                return -EBADMSG;
+        text[len] = '\0';
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+int store_remove_purge_intent(int store) {
+        if (unlinkat(store, STORE_PURGE, 0) < 0)
                 return errno == ENOENT ? 0 : -errno;
         return fsync(store) < 0 ? -errno : 0;
 }

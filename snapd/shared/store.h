@@ -25,6 +25,8 @@
  *   STORE/.facts/NAME.description    what the one who took NAME said of it (snapshot --description): one line
  *   STORE/.paused                    the job is paused: "UNTIL\n", µs of CLOCK_REALTIME, 0 until resumed
  *   STORE/.last-name                 the last snapshot name given: "NAME\n" (no name is given twice)
+ *   STORE/.purge                     a purge under way (purge.h): the path it removes, its bytes alone
+ *   STORE/.purging-NAME/             a purge's copy of snapshot NAME, on btrfs (purge.h)
  * On btrfs (the store's filesystem, fstatfs) each snapshot made is a
  * subvolume of its own, made read-only before it is published: a
  * .partial- or .removing- subvolume is destroyed whole (never walked),
@@ -40,6 +42,7 @@
 #define STORE_PARTIAL_PREFIX ".partial-"
 #define STORE_REMOVING_PREFIX ".removing-"
 #define STORE_RESTORE_PREFIX ".restore-"
+#define STORE_PURGING_PREFIX ".purging-"
 
 
 typedef struct SnapshotFacts {
@@ -215,6 +218,19 @@ int store_is_pinned(int store, const char *name);
 int store_write_paused(int store, uint64_t until);
 int store_read_paused(int store, uint64_t *until);
 int store_remove_paused(int store);
+
+/*
+ * A purge's intent, STORE/.purge: the path it removes from the snapshots
+ * (relative to the source; its bytes, nothing else), written through a
+ * temp file and a rename, synced, before any snapshot is touched, and
+ * removed (synced) once every snapshot that held it is purged: one left
+ * says a purge was interrupted, and the next purge or snapshot of the
+ * job finishes it (purge.h).  Read: 0 and *ret (a new string), -ENOENT
+ * (none), -EBADMSG (empty, or a NUL in it), or -errno.
+ */
+int store_write_purge_intent(int store, const char *path);
+int store_read_purge_intent(int store, char **ret);
+int store_remove_purge_intent(int store);
 
 /* fsync the store directory and its facts. */
 int store_sync(int store);
