@@ -246,6 +246,11 @@ int verb_purge(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(NULL, r);
         r = sd_bus_call(bus, call, PURGE_TIMEOUT_USEC, &e, &reply);
+        if (r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_INVALID_ARGS)) {
+                /* Not a path of the job's source: the command line's fault, as for restore. */
+                fprintf(stderr, "refsnapctl: %s\n", e.message ? e.message : e.name);
+                return EXIT_USAGE;
+        }
         if (r < 0)
                 return bus_exit(&e, r);
         /* The path as the source's (relative), then the snapshots, counted first for the summary line. */

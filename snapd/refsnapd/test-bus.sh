@@ -401,8 +401,9 @@ ok grep -q 'mg: secret purged from 2 snapshots (2020-01-05T00:00:00Z 2020-01-06T
 ok test "$(rc "$ctl" "${c[@]}" purge mg secret)" = 4
 ok grep -q "No snapshot of mg holds secret (org.refsnap1.NoSuchPath)" "$t/calls.log"
 ok test "$(rc "$ctl" "${c[@]}" purge mg secret --dry-run)" = 4
-ok test "$(rc "$ctl" "${c[@]}" purge mg ../store4/2020-01-06T00:00:00Z/d/keep)" = 1
-ok test "$(rc "$ctl" "${c[@]}" purge mg /elsewhere/d/keep)" = 1
+ok test "$(rc "$ctl" "${c[@]}" purge mg ../store4/2020-01-06T00:00:00Z/d/keep)" = 2
+ok test "$(rc "$ctl" "${c[@]}" purge mg /elsewhere/d/keep)" = 2
+ok test "$(rc "$ctl" "${c[@]}" purge mg "$t/src4")" = 2
 ok grep -q "not a path of the source of mg" "$t/calls.log"
 ok test -f "$t/store4/2020-01-06T00:00:00Z/d/keep"
 ok test "$(rc "$ctl" "${c[@]}" purge nope secret)" = 4
