@@ -621,6 +621,7 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
 
 /* A Purge() being done by a child of the daemon. */
 typedef struct PurgeArgs {
+        Manager *manager;
         const Job *job;         /* the child's copy of the daemon's memory: read there only */
         int store;
         bool dry_run;
@@ -669,6 +670,7 @@ static void purge_done(sd_bus_message *call, int code, const char *report, size_
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         PurgeArgs *a = userdata;
         bool live = false;
+        JobState *js;
         int r;
 
         if (code == PURGE_NONE) {
@@ -689,6 +691,10 @@ static void purge_done(sd_bus_message *call, int code, const char *report, size_
                                                   *report ? report : "killed");
                 return;
         }
+        /* The newest snapshot may lack what the source holds now: the next due time is not skipped. */
+        js = a->dry_run ? NULL : manager_find_job(a->manager, a->job_name);
+        if (js)
+                manager_job_purged(js);
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
                 r = sd_bus_message_append_array(reply, 'y', a->path, strlen(a->path));
@@ -781,7 +787,7 @@ static int method_purge(sd_bus_message *msg, void *userdata, sd_bus_error *error
         a = calloc(1, sizeof(*a));
         if (!a)
                 return -ENOMEM;
-        *a = (PurgeArgs) { .job = js->job, .store = -EBADF, .dry_run = dry_run };
+        *a = (PurgeArgs) { .manager = m, .job = js->job, .store = -EBADF, .dry_run = dry_run };
         r = purge_path_normalize(js->job->source, arg, &a->path);
         if (r == -EINVAL) {
                 _cleanup_free_ char *e = cescape(arg);

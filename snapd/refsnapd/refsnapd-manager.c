@@ -469,6 +469,11 @@ void manager_job_store_changed(JobState *js) {
         manager_write_metrics(js->manager);
 }
 
+void manager_job_purged(JobState *js) {
+        js->changed = true;
+        manager_job_store_changed(js);
+}
+
 /*
  * The due-time decision, the one the timer makes and SnapshotIfChanged
  * asks for (due 0: now, over D-Bus): an on_change job the watch saw

@@ -165,6 +165,12 @@ int manager_resume(JobState *js);
  * as changed (on_change skips nothing until its next snapshot).
  */
 void manager_job_store_changed(JobState *js);
+/*
+ * A path was purged from the job's snapshots (refsnapctl purge): the
+ * newest may no longer hold what the source does, so on_change does not
+ * skip the next due time; then as manager_job_store_changed().
+ */
+void manager_job_purged(JobState *js);
 
 /*
  * The job's due-time decision, made now: JOB_SKIPPED when on_change may
