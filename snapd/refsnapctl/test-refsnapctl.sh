@@ -310,10 +310,12 @@ out=$(PATH=/nonexistent "$ctl" "${c[@]}" offsite bare 2>&1)
 ok test $? = 4
 ok grep -q "bare: no snapshots" <<<"$out"
 rm -f "$t/conf.d/bare.conf"
-# pin, unpin, delete, pause, resume, cancel: usage (2, before any call),
-# and the daemon not running (3: a bus with nobody on it).
+# pin, unpin, delete, purge, pause, resume, cancel: usage (2, before any
+# call), and the daemon not running (3: a bus with nobody on it).
 nobus=(env DBUS_SYSTEM_BUS_ADDRESS=unix:path=$t/no-bus.sock)
-for v in pin unpin delete; do
+"$ctl" purge home "" >/dev/null 2>&1
+ok test $? = 2
+for v in pin unpin delete purge; do
 	"$ctl" $v home >/dev/null 2>&1
 	ok test $? = 2
 	"${nobus[@]}" "$ctl" $v home "${y}T10:00:00Z" >/dev/null 2>&1
