@@ -32,6 +32,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "prune.h"
+#include "purge.h"
 #include "snapshot.h"
 #include "strv.h"
 #include "tests.h"
@@ -248,6 +249,94 @@ static void test_vouch(const char *mnt) {
         }
 }
 
+/* st_mtim of store/snap/path (0 when missing). */
+static time_t mtime_of(int store, const char *snap, const char *path) {
+        char p[PATH_MAX];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/%s", snap, path);
+        return fstatat(store, p, &st, AT_SYMLINK_NOFOLLOW) < 0 ? 0 : st.st_mtim.tv_sec;
+}
+
+/*
+ * refsnapctl purge on subvolume snapshots (purge.h): three snapshots,
+ * the second and third made from the one before in place; a file purged
+ * from all three (the pinned one too) is gone, each is still a read-only
+ * subvolume with every other file (the same inode numbers, the holding
+ * directory's mtime), no subvolume is left over, and the next snapshot
+ * (full: the manifests went) holds the file still in the source again; a
+ * .purging- subvolume an interrupted purge left is destroyed by the next.
+ */
+static void test_purge(const char *mnt) {
+        char src[PATH_MAX + 8], store_path[PATH_MAX + 32], s[3][SNAPSHOT_NAME_MAX], s4[SNAPSHOT_NAME_MAX];
+        _cleanup_close_ int store = -EBADF;
+        char **names = NULL;
+        ino_t keep[3], secret;
+        time_t dtime[3];
+        SnapshotFacts f;
+        int subvols;
+        Job job;
+
+        snprintf(src, sizeof(src), "%s/p", mnt);
+        snprintf(store_path, sizeof(store_path), "%s/.refsnap/p", mnt);
+        job = (Job) { .name = "p", .source = src, .store = store_path };
+        CHECK(run("mkdir -p '%s/d' && cd '%s' && echo secret > d/secret && echo keep > keep && echo other > d/other && "
+                  "touch -d '2020-01-01 00:00:00' d", src, src) == 0);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s[0], &f) == 0);
+        CHECK(run("echo more >> '%s/keep'", src) == 0);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s[1], &f) == 0);
+        CHECK(f.incremental);
+        CHECK(run("echo more >> '%s/d/other' && touch -d '2020-01-02 00:00:00' '%s/d'", src, src) == 0);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s[2], &f) == 0);
+        CHECK(f.incremental);
+        store = open(store_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(store >= 0);
+        CHECK(store_set_pinned(store, s[2], true) == 1);
+        secret = ino_of(store, s[0], "d/secret");
+        CHECK(secret != 0 && ino_of(store, s[2], "d/secret") == secret);        /* kept in place */
+        for (int i = 0; i < 3; i++) {
+                keep[i] = ino_of(store, s[i], "keep");
+                dtime[i] = mtime_of(store, s[i], "d");
+                CHECK(read_only_subvol(store, s[i]));
+        }
+        subvols = count_subvols(mnt);
+
+        /* An interrupted purge left a subvolume of its own: the next purge destroys it. */
+        CHECK(run("cd '%s' && btrfs subvolume snapshot -r '%s' '.purging-%s' >/dev/null", store_path, s[0], s[0]) == 0);
+        CHECK(count_subvols(mnt) == subvols + 1);
+
+        CHECK(snapshot_purge(store, "p", "d/secret", false, NULL, &names) == 3);
+        CHECK(names && names[0] && names[1] && names[2] && !names[3]);
+        names = strv_free(names);
+        for (int i = 0; i < 3; i++) {
+                char p[SNAPSHOT_NAME_MAX + 16];
+
+                snprintf(p, sizeof(p), "%s/d/secret", s[i]);
+                CHECK(!exists(store, p));
+                CHECK(read_only_subvol(store, s[i]));
+                CHECK(ino_of(store, s[i], "keep") == keep[i]);
+                CHECK(ino_of(store, s[i], "d/other") != 0);
+                CHECK(mtime_of(store, s[i], "d") == dtime[i]);
+        }
+        CHECK(count_subvols(mnt) == subvols);
+        CHECK(!exists(store, ".purge"));
+        CHECK(run("! ls -a '%s' | grep -q '^\\.purging-\\|^\\.removing-'", store_path) == 0);
+        CHECK(store_is_pinned(store, s[2]) == 1);
+        CHECK(snapshot_purge(store, "p", "d/secret", false, NULL, NULL) == -ENOENT);
+
+        /* The next snapshot: full, the file there again as the source has it (the lock went with the descriptor). */
+        store = safe_close(store);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s4, &f) == 0);
+        CHECK(!f.incremental);
+        store = open(store_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(read_only_subvol(store, s4));
+        CHECK(run("cd '%s' && diff -r '%s' '.refsnap/p/%s'", mnt, src, s4) == 0);
+}
+
 int main(void) {
         char mnt[PATH_MAX], src[PATH_MAX + 8], store_path[PATH_MAX + 32], name[SNAPSHOT_NAME_MAX],
              name2[SNAPSHOT_NAME_MAX];
@@ -445,6 +534,7 @@ int main(void) {
 
         store = safe_close(store);
         test_vouch(mnt);
+        test_purge(mnt);
         run("umount '%s/mnt'; rm -rf '%s'", base, base);
         return tests_end();
 }
