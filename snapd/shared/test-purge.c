@@ -234,6 +234,27 @@ static void test_store(void) {
         sh("printf ../outside/victim > .purge");
         CHECK(purge_resume_locked(store, "job", stderr) == -EINVAL);
         CHECK(exists("outside/victim") && !exists(".purge"));
+        /* The leftover removal keeps an intent (the purge is not finished) and removes its temp file. */
+        CHECK(store_write_purge_intent(store, "d/y") == 0);
+        sh("touch ..purge.tmp");
+        CHECK(store_remove_leftovers_locked(store, NULL, NULL) == 0);
+        CHECK(exists(".purge") && !exists("..purge.tmp"));
+        {
+                char *p = NULL;
+
+                CHECK(store_read_purge_intent(store, &p) == 0);
+                CHECK_STREQ(p, "d/y");
+                free(p);
+        }
+        CHECK(store_remove_purge_intent(store) == 0 && !exists(".purge"));
+        CHECK(store_remove_purge_intent(store) == 0);
+        sh("printf '' > .purge");
+        {
+                char *p = NULL;
+
+                CHECK(store_read_purge_intent(store, &p) == -EBADMSG);
+        }
+        CHECK(store_remove_purge_intent(store) == 0);
 }
 
 /*
