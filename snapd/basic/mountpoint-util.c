@@ -216,6 +216,38 @@ int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, ch
         return -ENOENT;
 }
 
+int mountinfo_mount_by_id(const char *mountinfo, uint64_t id, char **ret_where, char **ret_options) {
+        _cleanup_free_ char *line = NULL, *where = NULL, *options = NULL;
+        char *tail;
+        int r;
+
+        r = mountinfo_line_by_id(mountinfo, id, &line, &tail);
+        if (r < 0)
+                return r;
+        /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ..." */
+        if (sscanf(line, "%*s %*s %*s %*s %ms %ms", &where, &options) != 2)
+                return -EINVAL;
+        mountinfo_unescape(where);
+        *ret_where = TAKE_PTR(where);
+        *ret_options = TAKE_PTR(options);
+        return 0;
+}
+
+bool mount_options_have(const char *options, const char *opt) {
+        size_t n = strlen(opt);
+
+        for (const char *p = options; p && *p;) {
+                size_t k = strcspn(p, ",");
+
+                if (k == n && strncmp(p, opt, n) == 0)
+                        return true;
+                p += k;
+                if (*p == ',')
+                        p++;
+        }
+        return false;
+}
+
 int mounts_below_fd(const char *mountinfo, int fd) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -87,6 +88,19 @@ int path_under_fuse(const char *mountinfo, const char *path, char **ret_where, c
  * mount there; -EINVAL: its line has no " - ").
  */
 int mountinfo_line_by_id(const char *mountinfo, uint64_t id, char **ret_line, char **ret_tail);
+
+/*
+ * The mount point (unescaped) and the mount's own options (mountinfo's
+ * sixth field: "ro,nosuid,nodev,noexec,relatime", not the superblock's)
+ * of the mount of ID id in the mount table (mountinfo, NULL:
+ * /proc/self/mountinfo), new strings in *ret_where and *ret_options: 0,
+ * or -errno (-ENOENT: no such mount there; -EINVAL: a line it cannot
+ * read).
+ */
+int mountinfo_mount_by_id(const char *mountinfo, uint64_t id, char **ret_where, char **ret_options);
+
+/* Is opt (one word) among options (comma-separated, as mountinfo gives them)? */
+bool mount_options_have(const char *options, const char *opt);
 
 /*
  * Is something mounted at or below the directory fd?  For a tree that is

@@ -83,6 +83,26 @@ int main(void) {
                 CHECK(path_under_fuse(mi, "/sys/fs/fuse", NULL, NULL) == 0);
                 CHECK(path_under_fuse(mi, "/sys/fs/fuse/connections/1", NULL, NULL) == 0);
                 CHECK(path_under_fuse("/nonexistent/mountinfo", "/home", NULL, NULL) == -ENOENT);
+
+                /* A mount's own options and its point, unescaped; not the superblock's options. */
+                {
+                        char *opts = NULL;
+
+                        CHECK(mountinfo_mount_by_id(mi, 32, &where, &opts) == 0);
+                        CHECK_STREQ(where, "/home/b c");
+                        CHECK_STREQ(opts, "rw");
+                        where = mfree(where);
+                        opts = mfree(opts);
+                        CHECK(mountinfo_mount_by_id(mi, 31, &where, &opts) == 0);
+                        CHECK_STREQ(opts, "rw,nosuid,nodev");
+                        CHECK(mount_options_have(opts, "nosuid") && mount_options_have(opts, "nodev"));
+                        CHECK(mount_options_have(opts, "rw") && !mount_options_have(opts, "ro"));
+                        CHECK(!mount_options_have(opts, "nodevx") && !mount_options_have(opts, "node"));
+                        CHECK(!mount_options_have("", "ro") && mount_options_have("ro", "ro"));
+                        where = mfree(where);
+                        opts = mfree(opts);
+                        CHECK(mountinfo_mount_by_id(mi, 99, &where, &opts) == -ENOENT);
+                }
                 unlink(mi);
         }
 

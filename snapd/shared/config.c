@@ -26,6 +26,7 @@
 #include "mountpoint-util.h"
 #include "path-util.h"
 #include "reflink.h"
+#include "smb-view.h"
 #include "store.h"
 #include "strv.h"
 
@@ -83,6 +84,8 @@ static Job *job_free(Job *j) {
         free(j->store_at.file);
         free(j->hook_at[0].file);
         free(j->hook_at[1].file);
+        free(j->smb_view);
+        free(j->smb_view_at.file);
         free(j);
         return NULL;
 }
@@ -276,6 +279,16 @@ static int handler(void *user, const char *section, const char *key, const char 
                 else if (set_string(strcmp(key, "source") == 0 ? &j->source : &j->store, value) < 0 ||
                          key_where(p, strcmp(key, "source") == 0 ? &j->source_at : &j->store_at) < 0)
                         parse_error(p, key, "out of memory");
+        } else if (strcmp(key, "smb_view") == 0) {
+                /* Empty: none. */
+                if (!value[0]) {
+                        j->smb_view = mfree(j->smb_view);
+                        free(j->smb_view_at.file);
+                        j->smb_view_at = (KeyWhere) {};
+                } else if (!path_valid(value) || strcmp(value, "/") == 0)
+                        parse_error(p, key, "'%s' is not an absolute, normalized path below /", value);
+                else if (set_string(&j->smb_view, value) < 0 || key_where(p, &j->smb_view_at) < 0)
+                        parse_error(p, key, "out of memory");
         } else if (strcmp(key, "on_change_max_skip") == 0) {
                 if (timespan_parse(value, &j->on_change_max_skip) < 0)
                         parse_error(p, key, "'%s' is not a time span (like 1d, 1w; 0 for no limit)", value);
@@ -445,6 +458,43 @@ static int dropin_filter(const struct dirent *d) {
         return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
 }
 
+/*
+ * A job's smb_view lies outside every job's source and store (a view in
+ * a source would be snapshotted, and walked by a restore --delete; one in
+ * a store would hold the store inside itself), holds none of them (its
+ * mount would hide them), and is no other job's view.
+ */
+static void validate_smb_view(Parser *p, const Job *j) {
+        const Config *c = p->config;
+        const KeyWhere *w = &j->smb_view_at;
+
+        if (!j->smb_view)
+                return;
+        for (size_t k = 0; k < c->n_jobs; k++) {
+                const Job *o = c->jobs[k];
+                const char *paths[] = { o->source, o->store };
+
+                for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                        const char *what = i == 0 ? "source" : "store";
+
+                        if (!paths[i])
+                                continue;
+                        if (path_startswith(j->smb_view, paths[i]))
+                                report(p->errors, &p->n_errors, "%s:%u: [%s]: smb_view %s lies inside the %s of "
+                                       "job %s (%s); put it outside every job's source and store", w->file,
+                                       w->line, j->name, j->smb_view, what, o->name, paths[i]);
+                        else if (path_startswith(paths[i], j->smb_view))
+                                report(p->errors, &p->n_errors, "%s:%u: [%s]: smb_view %s holds the %s of job "
+                                       "%s (%s), which its mount would hide", w->file, w->line, j->name,
+                                       j->smb_view, what, o->name, paths[i]);
+                }
+        }
+        for (size_t k = 0; k < c->n_jobs && c->jobs[k] != j; k++)
+                if (c->jobs[k]->smb_view && strcmp(c->jobs[k]->smb_view, j->smb_view) == 0)
+                        report(p->errors, &p->n_errors, "%s:%u: [%s]: smb_view %s is also the smb_view of job %s",
+                               w->file, w->line, j->name, j->smb_view, c->jobs[k]->name);
+}
+
 static void validate(Parser *p) {
         Config *c = p->config;
 
@@ -476,6 +526,8 @@ static void validate(Parser *p) {
                                        j->store_at.file, j->store_at.line, j->name, j->store,
                                        c->jobs[k]->name);
         }
+        for (size_t i = 0; i < c->n_jobs; i++)
+                validate_smb_view(p, c->jobs[i]);
 }
 
 int config_load(const char *main_file, const char *dropin_dir, Config **ret, char **errors) {
@@ -729,7 +781,30 @@ static void check_hooks(Checks *k, const Job *j) {
         }
 }
 
-int config_check_paths(const Config *c, char **errors, char **warnings) {
+/*
+ * Samba's view of the job's store: an error for an explicit check (the
+ * administrator asked), else a warning, since the view is Samba's, its
+ * mount may come after the daemon's start, and the snapshots go on
+ * without it.
+ */
+static int check_smb_view(Checks *k, const Job *j, bool explicit) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (!j->smb_view)
+                return 0;
+        r = smb_view_check(j, NULL, &why);
+        if (r <= 0)
+                return r;
+        if (explicit)
+                conf_error(k, &j->smb_view_at, j, "%s", why);
+        else
+                disk_warning(k, &j->smb_view_at, j, "%s; Samba shows no previous versions of the job until then, "
+                             "its snapshots go on", why);
+        return 0;
+}
+
+static int check_paths(const Config *c, bool explicit, char **errors, char **warnings) {
         _cleanup_free_ char *ebuf = NULL, *wbuf = NULL;
         size_t esize = 0, wsize = 0;
         Checks k = {};
@@ -754,6 +829,12 @@ int config_check_paths(const Config *c, char **errors, char **warnings) {
                 if (!fuse_warning(&k, &j->store_at, j, "store", j->store))
                         check_store(&k, c, j, src_mnt);
                 check_hooks(&k, j);
+                r = check_smb_view(&k, j, explicit);
+                if (r < 0) {
+                        fclose(k.errors);
+                        fclose(k.warnings);
+                        return r;
+                }
         }
         r = fclose(k.errors);
         if (fclose(k.warnings) != 0 || r != 0)
@@ -768,7 +849,11 @@ int config_check_paths(const Config *c, char **errors, char **warnings) {
         return 0;
 }
 
-int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors,
+int config_check_paths(const Config *c, char **errors, char **warnings) {
+        return check_paths(c, false, errors, warnings);
+}
+
+static int load_checked(const char *main_file, const char *dropin_dir, bool explicit, Config **ret, char **errors,
                         char **warnings) {
         Config *c = NULL;
         int r;
@@ -776,13 +861,18 @@ int config_load_checked(const char *main_file, const char *dropin_dir, Config **
         r = config_load(main_file, dropin_dir, &c, errors);
         if (r < 0)
                 return r;
-        r = config_check_paths(c, errors, warnings);
+        r = check_paths(c, explicit, errors, warnings);
         if (r < 0) {
                 config_free(c);
                 return r;
         }
         *ret = c;
         return 0;
+}
+
+int config_load_checked(const char *main_file, const char *dropin_dir, Config **ret, char **errors,
+                        char **warnings) {
+        return load_checked(main_file, dropin_dir, false, ret, errors, warnings);
 }
 
 /*
@@ -894,7 +984,7 @@ int config_check(const char *main_file, const char *dropin_dir, Config **ret, ch
         FILE *f, *w;
         int r;
 
-        r = config_load_checked(main_file, dropin_dir, &c, errors, warnings);
+        r = load_checked(main_file, dropin_dir, true, &c, errors, warnings);
         if (r < 0)
                 return r;
         /* What only an explicit check does: write to each store's filesystem. */

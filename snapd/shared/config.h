@@ -41,9 +41,17 @@ typedef struct Job {
         usec_t hook_timeout;    /* each hook's; 0: none */
         usec_t full_every;      /* a full snapshot when the last full one is this old; 0: only when needed */
         bool accept_quota_charges;      /* a store where user or group quotas are enforced is accepted */
+        /*
+         * smb_view: where a read-only, nosuid, nodev, noexec bind mount of
+         * the store is, for Samba's vfs_shadow_copy2 (smb-view.h); NULL:
+         * none.  Its snapshots get whole-second names, and its store is
+         * kept listable (0755) once its parent is closed to other users.
+         */
+        char *smb_view;
         char *file;             /* where the section first appeared */
         unsigned line;
         KeyWhere source_at, store_at, hook_at[2];       /* hook_at: pre_snapshot, post_snapshot */
+        KeyWhere smb_view_at;
 } Job;
 
 typedef struct Config {
@@ -87,8 +95,10 @@ int config_load_checked(const char *main_file, const char *dropin_dir, Config **
 
 /*
  * config_load_checked() and what only an explicit check does: a reflink
- * probe on each store's filesystem and its quotas, their errors added to
- * *errors (-EINVAL), and to *warnings a probe that could not be made.
+ * probe on each store's filesystem and its quotas, and each smb_view's
+ * mount (smb_view_check(); the daemon only warns of it, at start and
+ * reload), their errors added to *errors (-EINVAL), and to *warnings a
+ * probe that could not be made.
  * *ret (when not NULL) on success.
  */
 int config_check(const char *main_file, const char *dropin_dir, Config **ret, char **errors, char **warnings);

@@ -58,3 +58,18 @@ int snapshot_name_after(time_t t, const char *floor, char buf[static SNAPSHOT_NA
                 snapshot_name_format(ft + 1, 0, buf);
         return 0;
 }
+
+int snapshot_name_after_whole(time_t t, const char *floor, char buf[static SNAPSHOT_NAME_MAX]) {
+        time_t ft;
+        int r;
+
+        if (floor) {
+                r = snapshot_name_time(floor, &ft);
+                if (r < 0)
+                        return r;
+                if (t <= ft)
+                        t = ft + 1;
+        }
+        snapshot_name_format(t, 0, buf);
+        return 0;
+}

@@ -24,3 +24,15 @@ void snapshot_name_format(time_t t, unsigned seq, char buf[static SNAPSHOT_NAME_
  * past -99 the second after floor's.  -EINVAL for a floor that is no name.
  */
 int snapshot_name_after(time_t t, const char *floor, char buf[static SNAPSHOT_NAME_MAX]);
+
+/*
+ * The same with no suffix ever, for a job whose snapshots Samba shows as
+ * previous versions (smb_view): its vfs_shadow_copy2 reads a name with
+ * shadow:format's strptime(), which stops at the "Z" and takes a -NN
+ * name for its second's plain one.  t's own name when later than floor,
+ * else the second after floor's (its suffix, from before, dropped), so
+ * that a name is never given twice even when the clock stepped back; a
+ * snapshot's name may then be a second or more after its start (its
+ * facts keep the start).  -EINVAL for a floor that is no name.
+ */
+int snapshot_name_after_whole(time_t t, const char *floor, char buf[static SNAPSHOT_NAME_MAX]);

@@ -130,7 +130,7 @@ static int take_open(Take *t) {
         if (r < 0)
                 return r;
         /* Only the store's last component is ever made, and only on the source's mount. */
-        t->store = store_open_on(t->job->store, src_mnt);
+        t->store = store_open_on(t->job->store, src_mnt, t->job->smb_view != NULL);
         if (t->store < 0) {
                 fprintf(t->log, "store %s: %s\n", t->job->store,
                         t->store == -ENOENT ? "its parent directory does not exist (is the job's filesystem "
@@ -232,7 +232,8 @@ static int take_make_partial(Take *t, const char *partial) {
  * A name not taken yet, by a snapshot or a partial one, and never given
  * before: after the newest snapshot's and the last one given
  * (store_name_floor()), even when the clock stepped back; its .partial-
- * made, and the name noted as given.
+ * made, and the name noted as given.  For a job with smb_view, a whole
+ * second: the next free one instead of a -NN suffix.
  */
 static int take_name(Take *t) {
         char floor[SNAPSHOT_NAME_MAX];
@@ -245,7 +246,9 @@ static int take_name(Take *t) {
                 char partial[sizeof(t->partial)];
                 struct stat ignored;
 
-                r = snapshot_name_after(t->start, tries > 0 || r >= 0 ? floor : NULL, t->name);
+                /* A job shown through Samba gets whole seconds only (shadow:format). */
+                r = (t->job->smb_view ? snapshot_name_after_whole : snapshot_name_after)(
+                        t->start, tries > 0 || r >= 0 ? floor : NULL, t->name);
                 if (r < 0)
                         return r;
                 snprintf(floor, sizeof(floor), "%s", t->name);

@@ -54,9 +54,19 @@ static int store_make(const char *path, const uint64_t *mnt) {
         return 0;
 }
 
-static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
+int store_parent_closed(int store) {
+        _cleanup_close_ int parent = openat(store, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+
+        if (parent < 0 || fstat(parent, &st) < 0)
+                return -errno;
+        return st.st_uid == 0 && (st.st_mode & (S_IXGRP | S_IXOTH | S_IWGRP | S_IWOTH)) == 0;
+}
+
+static int store_open_full(const char *path, bool create, const uint64_t *mnt, bool listable) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        mode_t mode = 0700;
         int r;
 
         if (path[0] != '/')
@@ -74,9 +84,21 @@ static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
                 return -errno;
         if (st.st_uid != 0)
                 return -EPERM;
-        /* Snapshots keep every owner and mode: only root may look in. */
-        if (create && (st.st_mode & 07777) != 0700) {
-                if (fchmod(fd, 0700) < 0)
+        /*
+         * Snapshots keep every owner and mode: only root may look in.  For
+         * Samba's view (listable), the store itself may be listed once
+         * nobody but root can reach it by its own path: the view, a
+         * read-only mount, is then the only way in.
+         */
+        if (listable && create) {
+                r = store_parent_closed(fd);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        mode = 0755;
+        }
+        if (create && (st.st_mode & 07777) != mode) {
+                if (fchmod(fd, mode) < 0)
                         return -errno;
         } else if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return -EPERM;          /* others could plant names in it */
@@ -84,11 +106,11 @@ static int store_open_full(const char *path, bool create, const uint64_t *mnt) {
 }
 
 int store_open(const char *path, bool create) {
-        return store_open_full(path, create, NULL);
+        return store_open_full(path, create, NULL, false);
 }
 
-int store_open_on(const char *path, uint64_t mnt) {
-        return store_open_full(path, true, &mnt);
+int store_open_on(const char *path, uint64_t mnt, bool listable) {
+        return store_open_full(path, true, &mnt, listable);
 }
 
 static bool is_snapshot_dir(int store, const char *name) {

@@ -32,7 +32,8 @@
  * .partial- or .removing- subvolume is destroyed whole (never walked),
  * and so is a pruned snapshot; plain-directory snapshots of before stay
  * as they are, listed and pruned alike.
- * The store is root's, mode 0700, reached through root's directories
+ * The store is root's, mode 0700 (0755 for Samba's view, smb_view, under a
+ * parent closed to others: store_open_on()), reached through root's directories
  * only.  A file of a snapshot may be the inode of an older one too (an
  * incremental snapshot links what did not change): nothing writes
  * through a snapshot's files.  The hidden names are never listed; whatever of them a run leaves
@@ -98,8 +99,21 @@ int store_read_description(int store, const char *name, char **ret);
  * user could swap the store for a directory of her own.
  */
 int store_open(const char *path, bool create);
-/* store_open(path, true), making the store only on mount mnt (else -EXDEV). */
-int store_open_on(const char *path, uint64_t mnt);
+/*
+ * store_open(path, true), making the store only on mount mnt (else
+ * -EXDEV).  listable (a job with smb_view, Samba's read-only view of the
+ * store): the store is made and kept 0755 instead, so that Samba's users
+ * may list the view, when its parent is root's and closed to everyone
+ * else (store_parent_closed()); else 0700 all the same.
+ */
+int store_open_on(const char *path, uint64_t mnt, bool listable);
+/*
+ * Is the directory above the store root's, with no search or write
+ * permission for group or others, so that no other user reaches the
+ * store (its snapshots writable where their files are hers) by its own
+ * path?  1, 0, or -errno.
+ */
+int store_parent_closed(int store);
 
 /* The snapshots, oldest first (names only, valid and directories). */
 int store_list(int store, char ***ret, size_t *n);

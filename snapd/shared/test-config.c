@@ -186,6 +186,44 @@ int main(void) {
                 CHECK(d && d->jobs[0]->on_change_max_skip == 24 * USEC_PER_HOUR);
                 config_free(d);
         }
+        /* smb_view: a path outside every source and store, of one job only; empty clears it. */
+        {
+                Config *d = NULL;
+                _cleanup_free_ char *e2 = load(JOB "smb_view = /srv/refsnap-view/home\n", &d);
+
+                CHECK(e2 == NULL && d && d->jobs[0]->smb_view &&
+                      strcmp(d->jobs[0]->smb_view, "/srv/refsnap-view/home") == 0 && d->jobs[0]->smb_view_at.line == 5);
+                config_free(d);
+                d = NULL;
+                free(e2);
+                e2 = load(JOB "smb_view = /srv/refsnap-view/home\nsmb_view =\n", &d);
+                CHECK(e2 == NULL && d && d->jobs[0]->smb_view == NULL);
+                config_free(d);
+                d = NULL;
+                free(e2);
+                e2 = load(JOB, &d);
+                CHECK(e2 == NULL && d && d->jobs[0]->smb_view == NULL);
+                config_free(d);
+        }
+        expect_error(JOB "smb_view = view\n", "main.conf:5: smb_view: 'view' is not an absolute, normalized path");
+        expect_error(JOB "smb_view = /srv/../view\n", "main.conf:5: smb_view: '/srv/../view' is not an absolute");
+        expect_error(JOB "smb_view = /\n", "main.conf:5: smb_view: '/' is not an absolute, normalized path below /");
+        expect_error(JOB "smb_view = /srv/data/home/.view\n",
+                     "main.conf:5: [home]: smb_view /srv/data/home/.view lies inside the source of job home "
+                     "(/srv/data/home)");
+        expect_error(JOB "smb_view = /srv/data/.refsnap/home\n",
+                     "main.conf:5: [home]: smb_view /srv/data/.refsnap/home lies inside the store of job home");
+        expect_error(JOB "smb_view = /srv\n",
+                     "main.conf:5: [home]: smb_view /srv holds the source of job home (/srv/data/home), which "
+                     "its mount would hide");
+        expect_error(JOB "smb_view = /srv/view\n[other]\nsource = /o\nstore = /p/store\ninterval = 1h\n"
+                     "smb_view = /p/store/x\n",
+                     "main.conf:10: [other]: smb_view /p/store/x lies inside the store of job other");
+        expect_error(JOB "smb_view = /srv/view\n[other]\nsource = /srv/view/o\nstore = /p/store\ninterval = 1h\n",
+                     "main.conf:5: [home]: smb_view /srv/view holds the source of job other");
+        expect_error(JOB "smb_view = /srv/view\n[other]\nsource = /o\nstore = /p/store\ninterval = 1h\n"
+                     "smb_view = /srv/view\n",
+                     "main.conf:10: [other]: smb_view /srv/view is also the smb_view of job home");
         /* full_every: off unless set. */
         expect_error(JOB "full_every = weekly\n", "main.conf:5: full_every: 'weekly' is not a time span");
         {

@@ -3,6 +3,7 @@
  * Snapshots into a store and pruning, with the clone step replaced by a
  * copying test double (the host has no reflinks).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -169,6 +170,133 @@ static void test_clock_back(const char *base) {
         printf("# after deleting them: %s\n", n3);
         CHECK(strcmp(n3, n2) > 0);
         CHECK(strcmp(n3, n1) > 0);
+}
+
+/*
+ * Is every entry of the store dir one Samba's shadow:format
+ * ("%Y-%m-%dT%H:%M:%SZ") reads as exactly one snapshot (a name of whole
+ * seconds), "latest" (which it cannot read, so ignores), or hidden (a
+ * name beginning with '.', which it cannot read either)?  The count of
+ * snapshots in *ret_n; false, and the entry said, at the first other.
+ */
+static bool store_names_exact(const char *dir, unsigned *ret_n) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        bool ok = d != NULL;
+
+        *ret_n = 0;
+        while (d && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || strcmp(de->d_name, "latest") == 0)
+                        continue;
+                if (strlen(de->d_name) == 20 && snapshot_name_valid(de->d_name)) {
+                        (*ret_n)++;
+                        continue;
+                }
+                printf("# %s: %s is neither a whole-second snapshot name, latest, nor hidden\n", dir, de->d_name);
+                ok = false;
+        }
+        if (d)
+                closedir(d);
+        return ok;
+}
+
+typedef struct ViewWatch {
+        const char *store;
+        unsigned calls, bad;
+} ViewWatch;
+
+/* Mirror.dir_hook: the store as Samba would list it while a snapshot is made. */
+static void view_watch(int dir_fd, void *userdata) {
+        ViewWatch *w = userdata;
+        unsigned n;
+
+        (void) dir_fd;
+        w->calls++;
+        if (!store_names_exact(w->store, &n))
+                w->bad++;
+}
+
+/*
+ * A job with smb_view, which Samba shows as previous versions: whole-second
+ * names, never a -NN suffix (vfs_shadow_copy2 would read "...Z-01" as
+ * "...Z"), the next free second instead, still never a name given twice
+ * when the clock steps back or the newest is deleted; every name the
+ * store holds while a snapshot is made and after it either such a name,
+ * "latest" or hidden; the store listable (0755) only while its parent is
+ * closed to other users.
+ */
+static void test_smb_view(const char *base) {
+        char src[PATH_MAX], store[PATH_MAX + 32], parent[PATH_MAX + 16], p[PATH_MAX * 3],
+                ahead[SNAPSHOT_NAME_MAX], n[4][SNAPSHOT_NAME_MAX];
+        ViewWatch w = {};
+        SnapshotPre pre = { .dir_hook = view_watch, .dir_hook_userdata = &w };
+        SnapshotFacts f;
+        unsigned count;
+        struct stat st;
+        time_t t, t2;
+        Job job;
+
+        snprintf(src, sizeof(src), "%s/src", base);
+        snprintf(parent, sizeof(parent), "%s/.refsnap-view", base);
+        snprintf(store, sizeof(store), "%s/view", parent);
+        CHECK(mkdir(parent, 0755) == 0);
+        job = (Job) { .name = "view", .source = src, .store = store, .smb_view = "/srv/refsnap-view/view" };
+        w.store = store;
+
+        /* Three at once: within one second, or nearly; each a whole second of its own, in order. */
+        for (int i = 0; i < 3; i++)
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, &pre, n[i], &f) == 0);
+        printf("# three at once: %s %s %s\n", n[0], n[1], n[2]);
+        for (int i = 0; i < 3; i++)
+                CHECK(strlen(n[i]) == 20 && snapshot_name_valid(n[i]) && exists(store, n[i]));
+        CHECK(strcmp(n[0], n[1]) < 0 && strcmp(n[1], n[2]) < 0);
+        CHECK(w.calls > 0 && w.bad == 0);
+        CHECK(store_names_exact(store, &count) && count == 3);
+
+        /* An hour ahead (the clock set back since), a suffixed name of before smb_view: the second after it. */
+        snapshot_name_format(time(NULL) + 3600, 3, ahead);
+        snprintf(p, sizeof(p), "%s/%s", store, ahead);
+        CHECK(mkdir(p, 0700) == 0);
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[3], &f) == 0);
+        printf("# newest %s, then %s\n", ahead, n[3]);
+        CHECK(snapshot_name_time(ahead, &t) == 0 && snapshot_name_time(n[3], &t2) == 0 && t2 == t + 1);
+        CHECK(strlen(n[3]) == 20);
+        /* Both deleted: their names stay spent. */
+        snprintf(p, sizeof(p), "rm -rf '%s/%s' '%s/%s'", store, ahead, store, n[3]);
+        CHECK(system(p) == 0);
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[0], &f) == 0);
+        CHECK(strlen(n[0]) == 20 && strcmp(n[0], n[3]) > 0);
+        CHECK(store_names_exact(store, &count) && count == 4);
+
+        /* The names themselves. */
+        CHECK(snapshot_name_after_whole(1796281200, NULL, n[0]) == 0);
+        CHECK_STREQ(n[0], "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after_whole(1796281200, "2026-12-03T06:59:59Z-05", n[0]) == 0);
+        CHECK_STREQ(n[0], "2026-12-03T07:00:00Z");
+        CHECK(snapshot_name_after_whole(1796281200, "2026-12-03T07:00:00Z", n[0]) == 0);
+        CHECK_STREQ(n[0], "2026-12-03T07:00:01Z");
+        CHECK(snapshot_name_after_whole(1796281200 - 3600, "2026-12-03T07:00:00Z-07", n[0]) == 0);
+        CHECK_STREQ(n[0], "2026-12-03T07:00:01Z");
+        CHECK(snapshot_name_after_whole(1796281200, "latest", n[0]) == -EINVAL);
+
+        /* The store's mode: 0700 while its parent is open to others, 0755 once it is closed. */
+        CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0700);
+        if (geteuid() == 0) {
+                CHECK(chmod(parent, 0700) == 0);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[1], &f) == 0);
+                CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0755);
+                CHECK(chmod(parent, 0711) == 0);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[1], &f) == 0);
+                CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0700);
+                /* A job without smb_view makes it 0700 again, whatever its parent. */
+                CHECK(chmod(parent, 0700) == 0);
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[1], &f) == 0);
+                CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0755);
+                job.smb_view = NULL;
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n[1], &f) == 0);
+                CHECK(stat(store, &st) == 0 && (st.st_mode & 07777) == 0700);
+        } else
+                SKIP("the store's mode for smb_view: not root");
 }
 
 /*
@@ -823,6 +951,7 @@ int main(void) {
 
         test_incremental(base);
         test_clock_back(base);
+        test_smb_view(base);
 
         sh("rm -rf '%s'", base);
         return tests_end();
