@@ -7,8 +7,12 @@
 # readable file in a directory nobody cannot search, and a file whose
 # live directory is private now not listed, and refused byte for byte as
 # a missing one is; a group's file listed with the group and not after
-# setpriv --clear-groups; polkit saying no refuses.  Run as root; skipped
-# otherwise.
+# setpriv --clear-groups; polkit saying no refuses; restore --mine over
+# a live entry with a guard snapshot first (listed, attributed, bounded
+# per user; a guard that fails replaces nothing), of a directory (a
+# directory she may search but not list never enumerated), --delete
+# (inside what she may write, no link followed), --dry-run [--json].
+# Run as root; skipped otherwise.
 set -u
 . "${TEST_BUS_LIB:-$(dirname "$0")/test-bus-lib.sh}"
 daemon=${1:?usage: test-self-service.sh REFSNAPD REFSNAPCTL FAKE-POLKITD POLICY}
@@ -73,6 +77,19 @@ for s in "$s1" "$s2" "$s3"; do
 	echo old > "$t/store/$s/a/single"
 done
 chmod 0700 "$t/store/$s2/moved" "$t/store/$s3/moved"
+# A directory of hers, for restore --mine of a directory: links and
+# directories only (the host has no reflinks); in it a directory of
+# root's she may search but not list (0711), one she may not enter
+# (0700), and one open to her.
+for s in "$s1" "$s2" "$s3"; do
+	d=$t/store/$s/own/d
+	mkdir -p "$d/sub" "$d/hidden" "$d/priv" "$d/open"
+	ln -s one "$d/l1"; ln -s two "$d/sub/l2"
+	ln -s x "$d/hidden/secretname"; ln -s y "$d/priv/p"; ln -s z "$d/open/o"
+	chown -h nobody "$d" "$d/sub" "$d/l1" "$d/sub/l2"
+	chmod 0755 "$d" "$d/open"; chmod 0750 "$d/sub"; chmod 0711 "$d/hidden"; chmod 0700 "$d/priv"
+done
+
 chmod 0600 "$t/store/$s2/a/single" "$t/store/$s3/a/single"
 mkdir -m 0700 "$t/src/moved.x"
 echo old > "$t/src/a/single.x"; chmod 0600 "$t/src/a/single.x"
@@ -192,24 +209,48 @@ mine "$t/src/own" "$s1" link
 ok grep -qx 'exit 0' "$t/out"
 ok test "$(readlink "$t/src/own/link")" = "target of a"
 ok test "$(stat -c %U "$t/src/own/link")" = nobody
-# Again from latest, over its live twin: refused (--mine takes no guard
-# snapshot, so a live entry is never replaced), the live one intact,
-# nothing left behind; a dry run says the same.
-mine "$t/src/own" latest link
-ok grep -qx 'exit 1' "$t/out"
-ok grep -q 'link exists in the destination: move it away or give --to DIR' "$t/out"
-ok test "$(readlink "$t/src/own/link")" = "target of a"
-ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+# Again from latest, over its live twin: replaced, a guard snapshot of
+# what it replaces taken first (of that path only, listed as a guard,
+# with whose it is), and logged with the caller; nothing left behind.
+nsnaps() { ls "$t/store" | grep -c '^20'; }
+before=$(nsnaps)
 mine "$t/src/own" latest link --dry-run
-ok grep -qx 'exit 1' "$t/out"
-ok grep -q 'link exists in the destination' "$t/out"
+ok grep -qx 'exit 0' "$t/out"
+ok grep -q '^~ link$' "$t/out"
+ok grep -q 'a guard snapshot of what it replaces would be taken first' "$t/out"
 ok test "$(readlink "$t/src/own/link")" = "target of a"
+ok test "$(nsnaps)" = "$before"
+mine "$t/src/own" latest link
+ok grep -qx 'exit 0' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "target of bb"
+ok test "$(nsnaps)" = $((before + 1))
+guard=$(ls "$t/store" | grep '^20' | tail -1)
+ok grep -q "guard snapshot $guard of self taken first" "$t/out"
+ok test "$(readlink "$t/store/$guard/own/link")" = "target of a"
+ok test ! -e "$t/store/$guard/own/mine"
+ok sh -c "'$ctl' list self | grep '^$guard' | grep -q 'guard.*description: self-service restore of uid $un'"
+ok grep -q "self: guard snapshot $guard taken for a self-service restore by uid $un, pid [1-9][0-9]*, unit [^ ]* (:1\.[0-9]*)" "$t/daemon.log"
+ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+# The same again: nothing to replace (the live link is the snapshot's), no guard.
+mine "$t/src/own" latest link
+ok grep -qx 'exit 0' "$t/out"
+ok grep -q '^= link$' "$t/out"
+ok test "$(nsnaps)" = $((before + 1))
+# A guard that fails replaces nothing: her live file over which a file
+# would come back (the host has no reflinks, so its guard cannot hold it).
+echo live > "$t/src/own/mine"; chown nobody "$t/src/own/mine"
+mine "$t/src/own" "$s1" mine
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q 'the guard snapshot failed: nothing restored' "$t/out"
+ok test "$(cat "$t/src/own/mine")" = live
+ok sh -c "! ls -A '$t/src/own' | grep -q refsnap-mine"
+rm "$t/src/own/mine"
 # ... and made with --to where it is not.
 mkdir "$t/src/own/back"; chown nobody "$t/src/own/back"
 mine "$t/src/own" latest link --to "$t/src/own/back"
 ok grep -qx 'exit 0' "$t/out"
 ok test "$(readlink "$t/src/own/back/link")" = "target of bb"
-ok test "$(readlink "$t/src/own/link")" = "target of a"
+ok test "$(readlink "$t/src/own/link")" = "target of bb"
 # What is made has her own primary group (the bus's egid), not the
 # lowest-numbered of her groups (4242, below nogroup's).
 rm "$t/src/own/back/link"
@@ -250,6 +291,75 @@ ok test -z "$(ls -A "$t/nob")"
 # A snapshot that is not there: the same.
 mine "$t/src/own" 2001-01-01T00:00:00Z link
 ok grep -qx 'exit 4' "$t/out"
+# restore --mine of a directory: what she may read comes back (hers),
+# directories with their modes; a directory she may search but not list
+# is never enumerated: no name in it made, said, or logged.
+before=$(nsnaps)
+mine "$t/src/own" "$s1" d --dry-run
+ok grep -qx 'exit 0' "$t/out"
+ok grep -q '^+ d/$' "$t/out"
+ok grep -q '^+ d/sub/l2$' "$t/out"
+ok grep -q '^! d/hidden/' "$t/out"
+ok sh -c "! grep -q secretname '$t/out'"
+ok test ! -e "$t/src/own/d"
+mine "$t/src/own" "$s1" d
+ok grep -qx 'exit 1' "$t/out"
+ok test "$(readlink "$t/src/own/d/l1")" = one
+ok test "$(readlink "$t/src/own/d/sub/l2")" = two
+ok test "$(stat -c '%U %a' "$t/src/own/d")" = "nobody 755"
+ok test "$(stat -c '%U %a' "$t/src/own/d/sub")" = "nobody 750"
+ok test "$(readlink "$t/src/own/d/open/o")" = z
+ok test "$(stat -c %U "$t/src/own/d/open/o")" = nobody
+ok test ! -e "$t/src/own/d/hidden"
+ok test ! -e "$t/src/own/d/priv"
+ok sh -c "! grep -q secretname '$t/out' '$t/daemon.log'"
+ok test "$(nsnaps)" = "$before"
+# A directory she may search but not list has no versions for her.
+versions "$t/src/own" d/hidden
+ok grep -qx 'exit 4' "$t/out"
+versions "$t/src/own" d
+ok grep -qx 'exit 0' "$t/out"
+# --delete: what the snapshot does not have goes, only inside what she
+# may write, links never followed; a guard snapshot holds it first.
+ln -sfn changed "$t/src/own/d/l1"; ln -s three "$t/src/own/d/l3"
+mkdir -p "$t/outside"; echo keep > "$t/outside/file"
+ln -s "$t/outside" "$t/src/own/d/sub/lk"
+chown -h nobody "$t/src/own/d/l1" "$t/src/own/d/l3" "$t/src/own/d/sub/lk"
+mkdir "$t/src/own/d/rootdir"; ln -s r "$t/src/own/d/rootdir/r"      # root's, in her directory
+mine "$t/src/own" "$s1" d --delete --dry-run --json
+ok grep -qx 'exit 0' "$t/out"
+ok python3 -c "
+import json
+d = json.load(open('$t/o1'))
+e = {(x['change'], x['path']) for x in d['entries']}
+assert ('changed', 'd/l1') in e and ('removed', 'd/l3') in e and ('removed', 'd/sub/lk') in e, e
+assert d['guard'] and d['delete'] and not any('secretname' in x['path'] for x in d['entries'])"
+ok test "$(readlink "$t/src/own/d/l3")" = three
+ok test "$(nsnaps)" = "$before"
+mine "$t/src/own" "$s1" d --delete
+ok grep -qx 'exit 1' "$t/out"
+ok test "$(readlink "$t/src/own/d/l1")" = one
+ok test ! -e "$t/src/own/d/l3" -a ! -L "$t/src/own/d/l3"
+ok test ! -e "$t/src/own/d/sub/lk" -a ! -L "$t/src/own/d/sub/lk"
+ok test "$(cat "$t/outside/file")" = keep
+ok test -L "$t/src/own/d/rootdir/r"
+ok test "$(nsnaps)" = $((before + 1))
+guard=$(ls "$t/store" | grep '^20' | tail -1)
+ok test "$(readlink "$t/store/$guard/own/d/l3")" = three
+ok test "$(readlink "$t/store/$guard/own/d/l1")" = changed
+ok sh -c "! grep -q secretname '$t/out' '$t/daemon.log'"
+rm -r "$t/src/own/d/rootdir"
+# Guard snapshots are bounded per user: beyond the bound a restore that
+# needs one is refused (Busy) and replaces nothing.
+for i in 1 2 3 4 5 6; do
+	ln -sfn "changed $i" "$t/src/own/link"; chown -h nobody "$t/src/own/link"
+	mine "$t/src/own" latest link
+	grep -q 'Too many guard snapshots' "$t/out" && break
+done
+ok grep -q 'Too many guard snapshots' "$t/out"
+ok grep -qx 'exit 1' "$t/out"
+ok test "$(readlink "$t/src/own/link")" = "changed $i"
+rm "$t/src/own/link"
 ok grep -q "RestoreMine() for uid $un (:1\.[0-9]*): restoring as the caller" "$t/daemon.log"
 
 # A path that is not absolute and normalized, straight on the bus: refused as such.
