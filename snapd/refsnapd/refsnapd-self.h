@@ -29,6 +29,15 @@
  * other users' polkit checks).
  */
 #define SELF_CALLS_PER_USER 8
+/*
+ * RestoreMine() over live entries takes a guard snapshot of what it
+ * replaces first, unless the job's newest snapshot holds it as it is
+ * already; at most this many per uid in an hour (asked for, taken or
+ * not: org.refsnap1.Busy beyond, nothing replaced), so that no user
+ * floods the store with them.  SELF_GUARD_UIDS uids are counted apart.
+ */
+#define SELF_GUARDS_PER_HOUR 10
+#define SELF_GUARD_UIDS 128
 
 typedef struct SelfService SelfService;
 
