@@ -293,11 +293,8 @@ static int versions_work(FILE *report, void *userdata) {
          * destination as the daemon sees it), to be compared, as her, with
          * her descriptor.
          */
-        if (a->snapshot && a->gjob) {
-                _cleanup_close_ int gsrc = chase_dir(AT_FDCWD, a->gjob->source, &(Chase) { .flags = CHASE_NO_FUSE });
-
-                gdir = gsrc < 0 ? gsrc : chase_dir(gsrc, a->grel, &(Chase) { .flags = CHASE_NO_XDEV });
-        }
+        if (a->snapshot && a->gjob)
+                gdir = chase_dir(AT_FDCWD, a->gjob->source, &(Chase) { .flags = CHASE_NO_FUSE });
 
         {
                 _cleanup_free_ int *keep = calloc(n + 4, sizeof(int));     /* the roots, live, dest, gdir, the report */
@@ -341,8 +338,20 @@ static int versions_work(FILE *report, void *userdata) {
 
                 if (which >= n || fds[which] < 0)
                         return SELF_NONE;
-                /* A guard can keep what is there only where her descriptor is the directory the daemon would guard. */
+                /*
+                 * A guard can keep what is there only where her descriptor
+                 * is the directory the daemon would guard: its path below
+                 * the source followed as her (what she may not search
+                 * tells her nothing), no link, no other mount.
+                 */
+                if (gdir >= 0) {
+                        int g = chase_dir(gdir, a->grel, &(Chase) { .flags = CHASE_NO_XDEV });
+
+                        safe_close(gdir);
+                        gdir = g;
+                }
                 guardable = gdir >= 0 && fstat(gdir, &gs) == 0 && fstat(a->dest, &ds) == 0 && stat_inode_same(&gs, &ds);
+                safe_close(gdir);
                 /*
                  * What is replaced is already the newest snapshot's, as it
                  * is: only where that snapshot is of the same job and path.
