@@ -249,8 +249,8 @@ static int versions_work(FILE *report, void *userdata) {
                 fprintf(report, "cannot open the store: %s", strerror(-store));
                 return SELF_ERROR;
         }
-        /* One descriptor per snapshot, and a few more. */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 && rl.rlim_cur < rl.rlim_max) {
+        /* One descriptor per snapshot, three per level of a directory restored, and a few more. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 + 3 * SELF_RESTORE_DEPTH_MAX && rl.rlim_cur < rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
