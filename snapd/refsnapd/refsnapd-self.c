@@ -14,6 +14,7 @@
 #include "bus-names.h"
 #include "chase.h"
 #include "escape.h"
+#include "fd-util.h"
 #include "log.h"
 #include "log-event.h"
 #include "macro.h"
@@ -548,25 +549,34 @@ static int restore_next(sd_bus_message *call, VersionsArgs *a, RestoreStage stag
 /* The guard snapshot, in a child of the daemon (root): of the destination's entry only, marked as hers. */
 static int guard_work(FILE *report, void *userdata) {
         VersionsArgs *a = userdata;
-        _cleanup_free_ char *path = *a->grel ? path_join(a->grel, a->base) : strdup(a->base);
+        _cleanup_free_ char *path = *a->grel ? path_join(a->grel, a->base) : strdup(a->base), *log = NULL;
+        _cleanup_fclose_ FILE *logf = NULL;
         char description[128], name[SNAPSHOT_NAME_MAX];
         char *paths[2] = { path, NULL };
         SnapshotFacts f = {};
+        size_t log_size = 0;
         int r;
 
-        if (!path)
+        /* What the snapshot says names her files: kept apart, and only its first line, escaped, said on failure. */
+        logf = open_memstream(&log, &log_size);
+        if (!path || !logf)
                 return SELF_ERROR;
         snprintf(description, sizeof(description), "self-service restore of uid %u", (unsigned) a->caller->uid);
-        r = snapshot_take(a->gjob, NULL, NULL, report, &(SnapshotPre) { .guard = true, .paths = paths,
+        r = snapshot_take(a->gjob, NULL, NULL, logf, &(SnapshotPre) { .guard = true, .paths = paths,
                           .description = description }, name, &f);
         if (r == -EBUSY)
                 return SELF_JOB_RUNNING;
-        if (r < 0) {
-                fprintf(report, "E %s\n", strerror(-r));
-                return SELF_ERROR;
-        }
-        if (r == SNAPSHOT_SKIPPED || f.skipped > 0) {
-                fprintf(report, "E it could not hold everything there (%" PRIu64 " skipped)\n", (uint64_t) f.skipped);
+        if (r < 0 || r == SNAPSHOT_SKIPPED || f.skipped > 0) {
+                _cleanup_free_ char *first = NULL, *e = NULL;
+
+                fflush(logf);
+                first = strndup(log ? log : "", log ? strcspn(log, "\n") : 0);
+                e = first ? cescape(first) : NULL;
+                if (r < 0)
+                        fprintf(report, "E %s%s%s\n", strerror(-r), e && *e ? ": " : "", e ? e : "");
+                else
+                        fprintf(report, "E it could not hold everything there (%" PRIu64 " skipped)%s%s\n",
+                                (uint64_t) f.skipped, e && *e ? ": " : "", e ? e : "");
                 return SELF_ERROR;
         }
         fprintf(report, "G %s\n", name);
@@ -576,12 +586,12 @@ static int guard_work(FILE *report, void *userdata) {
 static void guard_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
         VersionsArgs *a = userdata;
         JobState *js = manager_find_job(a->service->manager, a->gjob_name);
-        const char *g = strstr(report, "G ");
         int r;
 
         if (js)
                 manager_guard_end(js);
-        if (code == SELF_OK && g && sscanf(g, "G %31s", a->guard) == 1) {
+        /* The report is the guard child's alone: "G NAME" or "E WHY". */
+        if (code == SELF_OK && sscanf(report, "G %31s", a->guard) == 1) {
                 log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_COMPLETE, a->gjob_name, &(EventFields) { .snapshot = a->guard },
                           "guard snapshot %s taken for a self-service restore by %s", a->guard, a->who);
                 r = restore_next(call, a, STAGE_RESTORE);
