@@ -71,7 +71,7 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
 
 /*
  * The mode a restored regular file of mode gets, with preserve what
- * reflinkat(2) kept of it (self_restore()): mode itself where its owner
+ * reflinkat(2) kept of it (self_restore_tree()): mode itself where its owner
  * is kept; otherwise it is hers in her own group, a group that is not the
  * file's, so group and ACL mask may grant no more than the file gave
  * others (other's bits, less write unless its mode is kept: another
