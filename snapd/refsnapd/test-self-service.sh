@@ -466,6 +466,44 @@ d_pid=
 for c in "${clients[@]:1}"; do wait "$c"; done
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon2.log'"
 
+# A snapshot that comes due while a guard snapshot runs waits for it and
+# then starts (never skipped, never failed on the store's lock): a job due
+# every 4 s, and a guard that takes its time (a test-only sleep in the
+# guard's child before it takes the snapshot).
+# The link is excluded from the job's own snapshots (a guard excludes
+# nothing), so none of them holds it and the restore always needs a guard;
+# the version restored is in a snapshot made here by hand.
+mkdir -p "$t/b/tick/own" "$t/b/tickstore"
+chmod 0700 "$t/b/tickstore"
+tick_first=$(date -u -d '5 minutes ago' +%Y-%m-%dT%H:%M:%SZ)
+mkdir -p "$t/b/tickstore/$tick_first/own"
+ln -s first "$t/b/tickstore/$tick_first/own/l"
+chown nobody "$t/b/tick/own" "$t/b/tickstore/$tick_first/own"
+ln -s second "$t/b/tick/own/l"
+chown -h nobody "$t/b/tick/own/l" "$t/b/tickstore/$tick_first/own/l"
+printf '[tick]\nsource = %s\nstore = %s\ninterval = 4s\nexclude = l\n' "$t/b/tick" "$t/b/tickstore" > "$t/tick.conf"
+REFSNAP_TEST_GUARD_SLEEP=5 "$daemon" -c "$t/tick.conf" --conf-dir "$t/conf.d" > "$t/daemon4.log" 2>&1 &
+d_pid=$!
+ok wait_until 30 sh -c "ls '$t/b/tickstore' | grep '^20' | grep -v -x '$tick_first' | grep -q ."
+# (A scheduled snapshot running when the guard is asked for: JobRunning, asked again.)
+for i in 1 2 3 4 5; do
+	mine "$t/b/tick/own" "$tick_first" l
+	grep -q 'is running, so no guard snapshot could be taken' "$t/out" || break
+done
+ok grep -qx 'exit 0' "$t/out"
+ok test "$(readlink "$t/b/tick/own/l")" = first
+ok grep -q 'tick: due snapshot waits for the self-service guard snapshot running' "$t/daemon4.log"
+tick_guard=$(sed -n 's/^guard snapshot \([^ ]*\) of tick taken first.*/\1/p' "$t/out")
+ok test -n "$tick_guard"
+# After the guard: a scheduled snapshot, none refused or failed for the lock.
+ok wait_until 30 sh -c "ls '$t/b/tickstore' | grep '^20' | sort | tail -1 | grep -v -x '$tick_guard' | grep -q ."
+ok sh -c "! grep -q 'previous snapshot still running\|another snapshot or prune of this job is running\|snapshot failed' '$t/daemon4.log'"
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon4.log'"
+
 # The journal: a user's self-service lines are rate limited (200 per
 # 30 s per user): a flood of refused calls logs no more, says once that
 # the rest is suppressed, and another user's lines are still logged.
@@ -491,7 +529,7 @@ wait "$d_pid"
 ok test $? = 0
 d_pid=
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon3.log'"
-[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
+[ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; sed 's/^/# 4: /' "$t/daemon4.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
 	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# delete:"; sed 's/^/# /' "$t/delete.out" 2>/dev/null; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]
