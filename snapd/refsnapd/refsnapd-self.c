@@ -562,6 +562,9 @@ static int guard_work(FILE *report, void *userdata) {
         if (!path || !logf)
                 return SELF_ERROR;
         snprintf(description, sizeof(description), "self-service restore of uid %u", (unsigned) a->caller->uid);
+        /* Tests only (test-self-service-bus): a guard that takes its time, to see a due snapshot wait for it. */
+        if (getenv("REFSNAP_TEST_GUARD_SLEEP"))
+                sleep(atoi(getenv("REFSNAP_TEST_GUARD_SLEEP")));
         r = snapshot_take(a->gjob, NULL, NULL, logf, &(SnapshotPre) { .guard = true, .paths = paths,
                           .description = description }, name, &f);
         if (r == -EBUSY)
