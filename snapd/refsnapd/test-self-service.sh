@@ -375,6 +375,10 @@ ok test "$(readlink "$t/b/store/$guard/own/d/l3")" = three
 ok test "$(readlink "$t/b/store/$guard/own/d/l1")" = changed
 ok sh -c "! grep -q secretname '$t/out' '$t/daemon.log'"
 rm -r "$t/b/src/own/d/rootdir"
+# --delete from that guard (of own/d only) of all of own: it holds nothing
+# else of own, so nothing else of own is removed.
+mine "$t/b/src" "$guard" own --to "$t/b/src" --delete
+ok test -L "$t/b/src/own/link" -a -d "$t/b/src/own/back" -a -d "$t/b/src/own/d"
 # Guard snapshots are bounded per user: beyond the bound a restore that
 # needs one is refused (Busy) and replaces nothing.
 for i in $(seq 12); do
