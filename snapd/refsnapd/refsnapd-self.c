@@ -239,6 +239,8 @@ static int versions_work(FILE *report, void *userdata) {
         char **names = NULL;
         size_t n = 0, k = 0, which = SIZE_MAX;
         struct rlimit rl;
+        char **guarded = NULL;
+        bool delete_limited = false;
         int store, live, gdir = -EBADF, r;
 
         store = store_open(a->job->store, false);
@@ -279,6 +281,14 @@ static int versions_work(FILE *report, void *userdata) {
                 fds[i] = openat(store, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fds[i] < 0)
                         fds[i] = -EBADF;        /* gone since the listing: no version there */
+        }
+        /*
+         * --delete from a guard of some paths: only at or below them (it
+         * holds nothing else; a list it cannot read: nowhere).
+         */
+        if (a->snapshot && a->delete && which < n) {
+                r = store_read_guarded(store, names[which], &guarded);
+                delete_limited = r != 0;
         }
         safe_close(store);
         live = chase_dir(AT_FDCWD, a->job->source, &(Chase) { .flags = CHASE_NO_FUSE });
@@ -331,6 +341,8 @@ static int versions_work(FILE *report, void *userdata) {
                         .dry_run = a->stage == STAGE_PLAN || a->dry_run,
                         .replace = a->stage == STAGE_PLAN || a->replace,
                         .delete = a->delete,
+                        .delete_limited = delete_limited,
+                        .delete_below = guarded,
                         .newest = -EBADF,
                         .out = report,
                 };

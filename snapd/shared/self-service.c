@@ -365,6 +365,16 @@ static bool entry_is_dir(int root, const char *rel) {
                S_ISDIR(st.stx_mode);
 }
 
+/* May --delete remove what the snapshot's directory rel lacks? */
+static bool delete_here(const SelfTree *t, const char *rel) {
+        if (!t->delete_limited)
+                return true;
+        for (char *const *g = t->delete_below; g && *g; g++)
+                if (path_startswith(rel, *g))
+                        return true;
+        return false;
+}
+
 /*
  * The live directory ddir (O_RDONLY; -EBADF in a dry run where it is not
  * made yet): each entry of the snapshot's directory sdir restored into
@@ -390,7 +400,7 @@ static void restore_children(SelfTree *t, int root, int sdir, int ddir, const ch
                 }
                 (void) restore_entry(t, root, ddir, names[i], crel, cshown, depth + 1, false);
         }
-        if (t->delete && ddir >= 0) {
+        if (t->delete && ddir >= 0 && delete_here(t, rel)) {
                 r = dir_names_sorted(ddir, &live, &k);
                 if (r < 0)
                         refuse(t, shown, true, "cannot list it to delete what the snapshot lacks", r);

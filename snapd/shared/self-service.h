@@ -91,6 +91,14 @@ typedef struct SelfTree {
         bool dry_run;           /* what would be done, said, nothing done */
         bool replace;           /* live entries may be replaced and removed (a guard snapshot holds them) */
         bool delete;            /* remove what the snapshot's directories do not have */
+        /*
+         * delete only in directories at or below these (relative to the
+         * job's source; NULL-terminated, may be empty) when delete_limited:
+         * a guard snapshot of some paths holds nothing else, and --delete
+         * from it elsewhere would remove what it never held.
+         */
+        bool delete_limited;
+        char *const *delete_below;
         int newest;             /* the newest snapshot's root, for kept_already (-EBADF: none) */
         time_t newest_time;     /* when it began */
         FILE *out;              /* the report: one line an entry, "MARK HEXPATH[ WHY]" */
