@@ -110,7 +110,7 @@ chmod 0600 "$t/b/store/$s2/a/single" "$t/b/store/$s3/a/single"
 mkdir -m 0700 "$t/b/src/moved.x"
 echo old > "$t/b/src/a/single.x"; chmod 0600 "$t/b/src/a/single.x"
 mkdir -p "$t/nob"; chown nobody "$t/nob"
-printf '[self]\nsource = %s\nstore = %s\ninterval = 1h\n' "$t/b/src" "$t/b/store" > "$t/main.conf"
+printf '[self]\nsource = %s\nstore = %s\ninterval = 1h\nexclude = *.keep\n' "$t/b/src" "$t/b/store" > "$t/main.conf"
 : > "$t/rules"
 : > "$t/pk.log"
 chmod 0644 "$t/rules"
@@ -351,6 +351,10 @@ mkdir -p "$t/outside"; echo keep > "$t/outside/file"
 ln -s "$t/outside" "$t/b/src/own/d/sub/lk"
 chown -h nobody "$t/b/src/own/d/l1" "$t/b/src/own/d/l3" "$t/b/src/own/d/sub/lk"
 mkdir "$t/b/src/own/d/rootdir"; ln -s r "$t/b/src/own/d/rootdir/r"      # root's, in her directory
+# What the job excludes (*.keep) is left alone, also in a directory removed.
+ln -s k "$t/b/src/own/d/x.keep"; mkdir "$t/b/src/own/d/sub2"; ln -s y "$t/b/src/own/d/sub2/y.keep"
+ln -s z "$t/b/src/own/d/sub2/z"
+chown -h nobody "$t/b/src/own/d/x.keep" "$t/b/src/own/d/sub2" "$t/b/src/own/d/sub2/y.keep" "$t/b/src/own/d/sub2/z"
 mine "$t/b/src/own" "$s1" d --delete --dry-run --json
 ok grep -qx 'exit 0' "$t/out"
 ok python3 -c "
@@ -358,7 +362,8 @@ import json
 d = json.load(open('$t/o1'))
 e = {(x['change'], x['path']) for x in d['entries']}
 assert ('changed', 'd/l1') in e and ('removed', 'd/l3') in e and ('removed', 'd/sub/lk') in e, e
-assert d['guard'] and d['delete'] and not any('secretname' in x['path'] for x in d['entries'])"
+assert d['guard'] and d['delete'] and not any('secretname' in x['path'] for x in d['entries'])
+assert ('kept', 'd/x.keep') in e and ('kept', 'd/sub2/y.keep') in e and ('removed', 'd/sub2/z') in e, e"
 ok test "$(readlink "$t/b/src/own/d/l3")" = three
 ok test "$(nsnaps)" = "$before"
 mine "$t/b/src/own" "$s1" d --delete
@@ -369,12 +374,14 @@ ok test ! -e "$t/b/src/own/d/l3" -a ! -L "$t/b/src/own/d/l3"
 ok test ! -e "$t/b/src/own/d/sub/lk" -a ! -L "$t/b/src/own/d/sub/lk"
 ok test "$(cat "$t/outside/file")" = keep
 ok test -L "$t/b/src/own/d/rootdir/r"
+ok test -L "$t/b/src/own/d/x.keep" -a -L "$t/b/src/own/d/sub2/y.keep"
+ok test ! -L "$t/b/src/own/d/sub2/z"
 ok test "$(nsnaps)" = $((before + 1))
 guard=$(ls "$t/b/store" | grep '^20' | tail -1)
 ok test "$(readlink "$t/b/store/$guard/own/d/l3")" = three
 ok test "$(readlink "$t/b/store/$guard/own/d/l1")" = changed
 ok sh -c "! grep -q secretname '$t/out' '$t/daemon.log'"
-rm -r "$t/b/src/own/d/rootdir"
+rm -r "$t/b/src/own/d/rootdir" "$t/b/src/own/d/x.keep" "$t/b/src/own/d/sub2"
 # --delete from that guard (of own/d only) of all of own: it holds nothing
 # else of own, so nothing else of own is removed.
 mine "$t/b/src" "$guard" own --to "$t/b/src" --delete
