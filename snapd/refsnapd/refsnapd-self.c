@@ -239,7 +239,7 @@ static int versions_work(FILE *report, void *userdata) {
         char **names = NULL;
         size_t n = 0, k = 0, which = SIZE_MAX;
         struct rlimit rl;
-        char **guarded = NULL;
+        char **guarded = NULL, **skipped = NULL;
         bool delete_limited = false;
         int store, live, gdir = -EBADF, r;
 
@@ -289,6 +289,11 @@ static int versions_work(FILE *report, void *userdata) {
         if (a->snapshot && a->delete && which < n) {
                 r = store_read_guarded(store, names[which], &guarded);
                 delete_limited = r != 0;
+                /* What it skipped is left alone; a list that cannot be read: nothing removed. */
+                if (store_read_skipped(store, names[which], &skipped) < 0) {
+                        delete_limited = true;
+                        guarded = strv_free(guarded);
+                }
         }
         safe_close(store);
         live = chase_dir(AT_FDCWD, a->job->source, &(Chase) { .flags = CHASE_NO_FUSE });
@@ -343,6 +348,8 @@ static int versions_work(FILE *report, void *userdata) {
                         .delete = a->delete,
                         .delete_limited = delete_limited,
                         .delete_below = guarded,
+                        .exclude = a->job->exclude,
+                        .keep = skipped,
                         .newest = -EBADF,
                         .out = report,
                 };

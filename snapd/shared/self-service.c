@@ -11,6 +11,7 @@
 
 #include "chase.h"
 #include "dirent-util.h"
+#include "exclude.h"
 #include "rm-rf.h"
 #include "strv.h"
 #include "macro.h"
@@ -375,6 +376,94 @@ static bool delete_here(const SelfTree *t, const char *rel) {
         return false;
 }
 
+/* Does delete leave rel alone: excluded (itself, or a directory above it), or skipped by the snapshot? */
+static bool delete_keeps(const SelfTree *t, const char *rel, bool is_dir) {
+        if (exclude_match(t->exclude, rel, is_dir))
+                return true;
+        for (const char *p = strchr(rel, '/'); t->exclude && p; p = strchr(p + 1, '/')) {
+                _cleanup_free_ char *up = strndup(rel, p - rel);
+
+                if (up && exclude_match(t->exclude, up, true))
+                        return true;
+        }
+        for (char *const *k = t->keep; k && *k; k++)
+                if (strcmp(*k, rel) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Remove dir_fd/name (rel in the job, shown in the report), which the
+ * snapshot does not have, as this process: what delete keeps is left
+ * (said '='), with the directories that hold it; never a link followed,
+ * never a mount entered.  Returns 1 when something was kept.
+ */
+static int delete_entry(SelfTree *t, int dir_fd, const char *name, const char *rel, const char *shown, unsigned depth) {
+        _cleanup_close_ int fd = -EBADF;
+        char **names = NULL;
+        struct statx lst;
+        size_t n = 0;
+        int r, kept = 0;
+
+        r = statx_no_xdev(dir_fd, name, STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME | STATX_CTIME |
+                          STATX_UID | STATX_GID, &lst);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                refuse(t, shown, false, r == -EXDEV ? "a mount point: never removed" : "cannot look at it", r);
+                return 1;
+        }
+        if (delete_keeps(t, rel, S_ISDIR(lst.stx_mode))) {
+                t->kept++;
+                say(t, '=', shown, S_ISDIR(lst.stx_mode), "excluded or skipped: --delete leaves it");
+                return 1;
+        }
+        if (!t->replace) {
+                refuse(t, shown, S_ISDIR(lst.stx_mode), "not removed without a guard snapshot", -EEXIST);
+                return 1;
+        }
+        if (S_ISDIR(lst.stx_mode) && ((t->exclude && *t->exclude) || (t->keep && *t->keep))) {
+                if (depth > SELF_RESTORE_DEPTH_MAX) {
+                        refuse(t, shown, true, "too deep", -ELOOP);
+                        return 1;
+                }
+                /* Emptied one entry at a time, as her: what is kept stays. */
+                fd = open_no_xdev(dir_fd, name, O_RDONLY | O_DIRECTORY);
+                r = fd < 0 ? fd : dir_names_sorted(fd, &names, &n);
+                if (r < 0) {
+                        refuse(t, shown, true, strerror(-r), r);
+                        return 1;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_free_ char *crel = path_add(rel, names[i]), *cshown = path_add(shown, names[i]);
+
+                        if (!crel || !cshown) {
+                                t->error = -ENOMEM;
+                                kept = 1;
+                                break;
+                        }
+                        kept |= delete_entry(t, fd, names[i], crel, cshown, depth + 1);
+                }
+                strv_free(names);
+                if (kept)
+                        return 1;
+        }
+        t->removed++;
+        if (!kept_already(t, rel, &lst))
+                t->unkept++;
+        if (t->dry_run) {
+                say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
+                return 0;
+        }
+        r = rm_rf_at(dir_fd, name);
+        if (r < 0) {
+                refuse(t, shown, S_ISDIR(lst.stx_mode), strerror(-r), r);
+                return 1;
+        }
+        say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
+        return 0;
+}
+
 /*
  * The live directory ddir (O_RDONLY; -EBADF in a dry run where it is not
  * made yet): each entry of the snapshot's directory sdir restored into
@@ -406,9 +495,9 @@ static void restore_children(SelfTree *t, int root, int sdir, int ddir, const ch
                         refuse(t, shown, true, "cannot list it to delete what the snapshot lacks", r);
                 for (size_t i = 0; r >= 0 && i < k; i++) {
                         _cleanup_free_ char *crel = NULL, *cshown = NULL;
-                        struct statx lst;
 
-                        if (names_contain(names, n, live[i]) || strncmp(live[i], SELF_TEMP_PREFIX, strlen(SELF_TEMP_PREFIX)) == 0)
+                        if (names_contain(names, n, live[i]) ||
+                            strncmp(live[i], SELF_TEMP_PREFIX, strlen(SELF_TEMP_PREFIX)) == 0)
                                 continue;
                         crel = path_add(rel, live[i]);
                         cshown = path_add(shown, live[i]);
@@ -416,37 +505,7 @@ static void restore_children(SelfTree *t, int root, int sdir, int ddir, const ch
                                 t->error = -ENOMEM;
                                 break;
                         }
-                        r = statx_no_xdev(ddir, live[i], STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME |
-                                          STATX_CTIME | STATX_UID | STATX_GID, &lst);
-                        if (r == -ENOENT) {
-                                r = 0;
-                                continue;
-                        }
-                        if (r < 0) {
-                                refuse(t, cshown, false, r == -EXDEV ? "a mount point: never removed" :
-                                       "cannot look at it", r);
-                                r = 0;
-                                continue;
-                        }
-                        if (!t->replace) {
-                                refuse(t, cshown, S_ISDIR(lst.stx_mode), "not removed without a guard snapshot",
-                                       -EEXIST);
-                                continue;
-                        }
-                        t->removed++;
-                        if (!kept_already(t, crel, &lst))
-                                t->unkept++;
-                        if (t->dry_run) {
-                                say(t, '-', cshown, S_ISDIR(lst.stx_mode), NULL);
-                                continue;
-                        }
-                        /* As her: never following a link, never entering a mount; the kernel says what she may remove. */
-                        r = rm_rf_at(ddir, live[i]);
-                        if (r < 0)
-                                refuse(t, cshown, S_ISDIR(lst.stx_mode), strerror(-r), r);
-                        else
-                                say(t, '-', cshown, S_ISDIR(lst.stx_mode), NULL);
-                        r = 0;
+                        (void) delete_entry(t, ddir, live[i], crel, cshown, depth + 1);
                 }
         }
         strv_free(names);

@@ -99,6 +99,13 @@ typedef struct SelfTree {
          */
         bool delete_limited;
         char *const *delete_below;
+        /*
+         * What delete leaves alone, as root's restore does: what the job
+         * excludes (exclude_match() of the path in the snapshot, or of a
+         * directory above it) and what the snapshot skipped (keep, paths).
+         */
+        char *const *exclude;
+        char *const *keep;
         int newest;             /* the newest snapshot's root, for kept_already (-EBADF: none) */
         time_t newest_time;     /* when it began */
         FILE *out;              /* the report: one line an entry, "MARK HEXPATH[ WHY]" */
