@@ -436,7 +436,7 @@ kill -TERM "$d_pid"
 wait "$d_pid"
 ok test $? = 0
 d_pid=
-ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon.log'"
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon.log'"
 
 # The limits, with workers that take their time (a test-only sleep in
 # the worker, once it is the caller): 4 at once per user, Busy beyond;
@@ -475,7 +475,7 @@ wait "$d_pid"
 ok test $? = 0
 d_pid=
 for c in "${clients[@]:1}"; do wait "$c"; done
-ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon2.log'"
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon2.log'"
 
 # A snapshot that comes due while a guard snapshot runs waits for it and
 # then starts (never skipped, never failed on the store's lock): a job due
@@ -513,7 +513,7 @@ kill -TERM "$d_pid"
 wait "$d_pid"
 ok test $? = 0
 d_pid=
-ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon4.log'"
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon4.log'"
 
 # The journal: a user's self-service lines are rate limited (200 per
 # 30 s per user): a flood of refused calls logs no more, says once that
@@ -539,7 +539,7 @@ kill -TERM "$d_pid"
 wait "$d_pid"
 ok test $? = 0
 d_pid=
-ok sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$t/daemon3.log'"
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon3.log'"
 [ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; sed 's/^/# 4: /' "$t/daemon4.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
 	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# delete:"; sed 's/^/# /' "$t/delete.out" 2>/dev/null; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
