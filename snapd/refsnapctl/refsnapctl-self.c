@@ -211,7 +211,8 @@ int restore_mine(int argc, char *argv[]) {
         int would_guard = false, r;
 
         if (argc != 3 || arg_delete_excluded || arg_no_guard) {
-                fprintf(stderr, "refsnapctl: usage: restore --mine SNAP PATH [--to DIR] [--delete] [--dry-run [--json]]%s\n",
+                fprintf(stderr, "refsnapctl: usage: restore --mine SNAP PATH [--to DIR] [--delete] "
+                        "[--dry-run [--json]]%s\n",
                         argc == 3 ? " (--delete-excluded and --no-guard are not for --mine)" : "");
                 return EXIT_USAGE;
         }
@@ -385,8 +386,8 @@ int restore_mine(int argc, char *argv[]) {
         if (arg_dry_run && would_guard)
                 printf("a guard snapshot of what it replaces would be taken first (of job %s)\n", guard_job);
         if (*guard)
-                printf("guard snapshot %s of %s taken first: \"refsnapctl restore --mine %s PATH\" brings back what was "
-                       "replaced\n", guard, guard_job, guard);
+                printf("guard snapshot %s of %s taken first: \"refsnapctl restore --mine %s PATH\" brings back "
+                       "what was replaced\n", guard, guard_job, guard);
         else if (*kept_in && counts[1] + counts[2] > 0)
                 printf("no guard snapshot: what it replaces is in snapshot %s as it is\n", kept_in);
         printf("%s ", arg_dry_run ? "would restore" : "restored");

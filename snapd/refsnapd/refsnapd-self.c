@@ -45,7 +45,10 @@ struct SelfService {
         size_t n_guards;
 };
 
-/* Whether uid may have one more guard snapshot now (fewer than SELF_GUARDS_PER_HOUR in the last hour); if so, counted. */
+/*
+ * Whether uid may have one more guard snapshot now (fewer than
+ * SELF_GUARDS_PER_HOUR in the last hour); if so, it is counted.
+ */
 static bool guard_admit(SelfService *s, uid_t uid) {
         usec_t now = now_monotonic();
         size_t i, k = 0, oldest = 0;
@@ -253,7 +256,8 @@ static int versions_work(FILE *report, void *userdata) {
                 return SELF_ERROR;
         }
         /* One descriptor per snapshot, three per level of a directory restored, and a few more. */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 + 3 * SELF_RESTORE_DEPTH_MAX && rl.rlim_cur < rl.rlim_max) {
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 + 3 * SELF_RESTORE_DEPTH_MAX &&
+            rl.rlim_cur < rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
@@ -390,11 +394,13 @@ static int versions_work(FILE *report, void *userdata) {
                 if (r == -ENOENT)
                         return SELF_NONE;
                 if (r == -EMEDIUMTYPE)
-                        fprintf(report, "E it is neither a file nor a symbolic link nor a directory: never made for a user\n");
+                        fprintf(report, "E it is neither a file nor a symbolic link nor a directory: never made "
+                                "for a user\n");
                 else if (r == -EEXIST) {
                         _cleanup_free_ char *e = cescape(a->base);
 
-                        fprintf(report, "E %s exists in the destination: move it away or give --to DIR\n", e ? e : "it");
+                        fprintf(report, "E %s exists in the destination: move it away or give --to DIR\n",
+                                e ? e : "it");
                 } else if (r == -EISDIR)
                         fprintf(report, "E a directory is where it would go: not replaced by a file\n");
                 else if (r == -ENOTDIR)
@@ -660,7 +666,7 @@ static int restore_next(sd_bus_message *call, VersionsArgs *a, RestoreStage stag
         r = bus_child_spawn(m, call, stage == STAGE_GUARD ? "refsnap-self-guard" : "refsnap-self-restore",
                             &(BusChildOptions) {
                                 .timeout_usec = SELF_TIMEOUT_USEC,
-                                /* A guard is finished even if she leaves (else it is left partial, for the next run). */
+                                /* A guard is finished even if she leaves (else left partial, for the next run). */
                                 .kill_on_disconnect = stage != STAGE_GUARD,
                                 .free_userdata = versions_args_free,
                                 .may_log = versions_may_log,
@@ -797,7 +803,8 @@ static int read_restore_options(sd_bus_message *msg, bool *dry_run, bool *delete
 
                         r = sd_bus_message_read(msg, "v", "b", &v);
                         if (r < 0)
-                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Option '%s' is a boolean", key);
+                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                         "Option '%s' is a boolean", key);
                         *(strcmp(key, "delete") == 0 ? delete : dry_run) = v;
                 } else if (strcmp(key, "to") == 0) {
                         const void *p;
@@ -809,7 +816,8 @@ static int read_restore_options(sd_bus_message *msg, bool *dry_run, bool *delete
                         if (r >= 0)
                                 r = sd_bus_message_exit_container(msg);
                         if (r < 0)
-                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Option 'to' is a byte array");
+                                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                        "Option 'to' is a byte array");
                         free(*to);
                         *to = size > 0 && size < PATH_MAX && !memchr(p, 0, size) ? strndup(p, size) : NULL;
                         if (!*to || !path_is_normalized_absolute(*to))

@@ -362,7 +362,8 @@ static bool entry_is_dir(int root, const char *rel) {
         _cleanup_close_ int fd = open_entry(root, rel);
         struct statx st;
 
-        return fd >= 0 && statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE, &st) == 0 &&
+        return fd >= 0 &&
+               statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE, &st) == 0 &&
                S_ISDIR(st.stx_mode);
 }
 
