@@ -184,25 +184,40 @@ int verb_versions(int argc, char *argv[]) {
 }
 
 /*
- * refsnapctl restore --mine SNAP PATH [--to DIR] [--dry-run]: PATH (as
- * versions makes it canonical) of snapshot SNAP brought back by refsnapd
- * as the caller, into the directory that holds PATH, or DIR: a directory
- * this process opens itself and passes as a descriptor, so that it is
- * the one she sees (her mount namespace), and the kernel checks her right
- * to write there.
+ * refsnapctl restore --mine SNAP PATH [--to DIR] [--delete] [--dry-run
+ * [--json]]: PATH (as versions makes it canonical) of snapshot SNAP
+ * brought back by refsnapd as the caller, into the directory that holds
+ * PATH, or DIR: a directory this process opens itself and passes as a
+ * descriptor, so that it is the one she sees (her mount namespace), and
+ * the kernel checks her right to write there.  Its path goes along too
+ * (option "to"), only for the daemon to tell which job's guard snapshot
+ * would keep what is replaced there (it checks that it is that very
+ * directory).
  */
+static const char *change_name(char mark) {
+        return mark == '+' ? "added" : mark == '~' ? "changed" : mark == '-' ? "removed" : mark == '=' ? "kept" :
+               "refused";
+}
+
 int restore_mine(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL, *parent = NULL;
+        _cleanup_free_ char *path = NULL, *parent = NULL, *to = NULL;
         _cleanup_close_ int dir = -EBADF;
-        const char *job, *snap, *where;
-        int r;
+        const char *job, *snap, *where, *guard = "", *guard_job = "", *kept_in = "";
+        uint64_t counts[4] = {}, refused = 0;
+        bool first = true;
+        int would_guard = false, r;
 
-        if (argc != 3 || arg_delete || arg_delete_excluded || arg_no_guard) {
-                fprintf(stderr, "refsnapctl: usage: restore --mine SNAP PATH [--to DIR] [--dry-run]%s\n",
-                        argc == 3 ? " (--delete and --no-guard are not for --mine)" : "");
+        if (argc != 3 || arg_delete_excluded || arg_no_guard) {
+                fprintf(stderr, "refsnapctl: usage: restore --mine SNAP PATH [--to DIR] [--delete] "
+                        "[--dry-run [--json]]%s\n",
+                        argc == 3 ? " (--delete-excluded and --no-guard are not for --mine)" : "");
+                return EXIT_USAGE;
+        }
+        if (arg_json && !arg_dry_run) {
+                fprintf(stderr, "refsnapctl: restore: --json goes with --dry-run\n");
                 return EXIT_USAGE;
         }
         r = canonical_path(argv[2], &path);
@@ -223,6 +238,9 @@ int restore_mine(int argc, char *argv[]) {
                 fprintf(stderr, ": %m%s\n", arg_to ? "" : " (restore it first, or give --to DIR)");
                 return exit_status_from_errno(-errno);
         }
+        /* Where --to is as she sees it, for the guard (a path that cannot be told: no guard, nothing replaced). */
+        if (arg_to && canonical_path(arg_to, &to) < 0)
+                to = NULL;
         r = bus_open(&bus);
         if (r != EXIT_OK)
                 return r;
@@ -232,8 +250,26 @@ int restore_mine(int argc, char *argv[]) {
         if (r >= 0)
                 r = sd_bus_message_append(call, "sh", argv[1], dir);
         if (r >= 0)
-                r = arg_dry_run ? sd_bus_message_append(call, "a{sv}", 1, "dry_run", "b", 1) :
-                                  sd_bus_message_append(call, "a{sv}", 0);
+                r = sd_bus_message_open_container(call, 'a', "{sv}");
+        if (r >= 0 && arg_dry_run)
+                r = sd_bus_message_append(call, "{sv}", "dry_run", "b", 1);
+        if (r >= 0 && arg_delete)
+                r = sd_bus_message_append(call, "{sv}", "delete", "b", 1);
+        if (r >= 0 && to) {
+                r = sd_bus_message_open_container(call, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "s", "to");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(call, 'v', "ay");
+                if (r >= 0)
+                        r = sd_bus_message_append_array(call, 'y', to, strlen(to));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(call);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(call);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
         if (r < 0)
                 return bus_exit(NULL, r);
         r = sd_bus_call(bus, call, VERSIONS_TIMEOUT_USEC, &e, &reply);
@@ -247,8 +283,113 @@ int restore_mine(int argc, char *argv[]) {
         if (r < 0)
                 return bus_exit(&e, r);
         r = sd_bus_message_read(reply, "ss", &job, &snap);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(yays)");
         if (r < 0)
                 return bus_exit(NULL, r);
+        if (arg_json) {
+                printf("{\"job\":");
+                json_string(stdout, job);
+                printf(",\"snapshot\":");
+                json_string(stdout, snap);
+                printf(",\"path\":");
+                json_string(stdout, path);
+                printf(",\"delete\":%s,\"entries\":[", arg_delete ? "true" : "false");
+        }
+        for (;;) {
+                _cleanup_free_ char *p = NULL;
+                const void *bytes;
+                const char *why;
+                size_t size;
+                uint8_t mark;
+                bool isdir;
+
+                r = sd_bus_message_enter_container(reply, 'r', "yays");
+                if (r < 0)
+                        return bus_exit(NULL, r);
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read(reply, "y", &mark);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 'y', &bytes, &size);
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "s", &why);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bus_exit(NULL, r);
+                p = strndup(bytes, size);
+                if (!p)
+                        return EXIT_FAILED;
+                isdir = size > 0 && p[size - 1] == '/';
+                if (mark == '+' || mark == '~' || mark == '-' || mark == '=')
+                        counts[mark == '+' ? 0 : mark == '~' ? 1 : mark == '-' ? 2 : 3]++;
+                else
+                        refused++;
+                if (arg_json) {
+                        if (isdir)
+                                p[size - 1] = '\0';
+                        printf("%s{\"change\":\"%s\",\"path\":", first ? "" : ",", change_name(mark));
+                        json_string(stdout, p);
+                        printf(",\"dir\":%s,\"why\":", isdir ? "true" : "false");
+                        if (*why)
+                                json_string(stdout, why);
+                        else
+                                printf("null");
+                        putchar('}');
+                } else {
+                        printf("%c ", mark);
+                        fputs_cescaped(p, stdout);
+                        if (*why) {
+                                printf(": ");
+                                fputs_cescaped(why, stdout);
+                        }
+                        putchar('\n');
+                }
+                first = false;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r > 0) {
+                const char *key;
+
+                r = sd_bus_message_enter_container(reply, 'e', "sv");
+                if (r <= 0)
+                        break;
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r >= 0 && strcmp(key, "guard") == 0)
+                        r = sd_bus_message_read(reply, "v", "s", &guard);
+                else if (r >= 0 && strcmp(key, "guard_job") == 0)
+                        r = sd_bus_message_read(reply, "v", "s", &guard_job);
+                else if (r >= 0 && strcmp(key, "kept_in") == 0)
+                        r = sd_bus_message_read(reply, "v", "s", &kept_in);
+                else if (r >= 0 && strcmp(key, "would_guard") == 0)
+                        r = sd_bus_message_read(reply, "v", "b", &would_guard);
+                else if (r >= 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = 1;
+        }
+        if (r < 0)
+                return bus_exit(NULL, r);
+        if (arg_json) {
+                printf("],\"guard\":%s,\"guard_job\":", would_guard ? "true" : "false");
+                json_string(stdout, guard_job);
+                printf(",\"restore\":%llu,\"remove\":%llu,\"kept\":%llu,\"refused\":%llu}\n",
+                       (unsigned long long) (counts[0] + counts[1]), (unsigned long long) counts[2],
+                       (unsigned long long) counts[3], (unsigned long long) refused);
+                return EXIT_OK;
+        }
+        if (arg_dry_run && would_guard)
+                printf("a guard snapshot of what it replaces would be taken first (of job %s)\n", guard_job);
+        if (*guard)
+                printf("guard snapshot %s of %s taken first: \"refsnapctl restore --mine %s PATH\" brings back "
+                       "what was replaced\n", guard, guard_job, guard);
+        else if (*kept_in && counts[1] + counts[2] > 0)
+                printf("no guard snapshot: what it replaces is in snapshot %s as it is\n", kept_in);
         printf("%s ", arg_dry_run ? "would restore" : "restored");
         fputs_cescaped(argv[2], stdout);
         printf(" from %s of %s", snap, job);
@@ -257,5 +398,10 @@ int restore_mine(int argc, char *argv[]) {
                 fputs_cescaped(arg_to, stdout);
         }
         putchar('\n');
+        if (refused > 0 && !arg_dry_run) {
+                fprintf(stderr, "refsnapctl: %llu entr%s not restored (said above)\n", (unsigned long long) refused,
+                        refused == 1 ? "y" : "ies");
+                return EXIT_FAILED;
+        }
         return EXIT_OK;
 }

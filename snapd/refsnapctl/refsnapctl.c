@@ -78,7 +78,7 @@ static void help(void) {
                "                           added (+), removed (-) and changed (~) entries\n"
                "  restore JOB SNAP [PATH]... [--to DIR] [--delete [--delete-excluded]] [--dry-run] [--no-guard]\n"
                "                           bring files, subtrees or the whole job back\n"
-               "  restore --mine SNAP PATH [--to DIR] [--dry-run]\n"
+               "  restore --mine SNAP PATH [--to DIR] [--delete] [--dry-run [--json]]\n"
                "                           bring back a file or link of yours, as you; any user may\n"
                "  prune JOB [--dry-run]    apply the job's retention now (--dry-run: what keeps each)\n"
                "  pin JOB SNAP, unpin JOB SNAP\n"

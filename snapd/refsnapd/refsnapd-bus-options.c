@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reading a method's a{sv} options: none known yet (the new methods), or
- * one boolean (DeleteSnapshot()'s "force", RestoreMine()'s and Purge()'s "dry_run").  See refsnapd-bus-options.h.
+ * one boolean (DeleteSnapshot()'s "force", Purge()'s "dry_run").  See refsnapd-bus-options.h.
  */
 #include <string.h>
 

@@ -270,7 +270,7 @@ JobState *manager_find_job(Manager *m, const char *name) {
 int manager_snapshot_now(JobState *js, bool full, const char *description) {
         if (!js->job)
                 return -ENOENT;
-        if (js->child)
+        if (js->child || js->guards > 0)
                 return -EBUSY;
         if (description && snapshot_description_check(description) < 0)
                 return -EINVAL;
@@ -488,7 +488,7 @@ int manager_job_decide(JobState *js, usec_t due) {
 
         if (!js->job)
                 return -ENOENT;
-        if (js->child)
+        if (js->child || js->guards > 0)
                 return -EBUSY;
         if (job_paused(js, now_realtime())) {
                 log_job(LOG_INFO, js->name, "paused%s%s: the %s skipped", js->paused_until ? " until " : "",
@@ -533,6 +533,12 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (!js->job || js->manager->stopping)
                 return 0;
+        if (js->guards > 0 && !js->child) {
+                /* A guard snapshot holds the store for a moment: the due one waits for it, and is not skipped. */
+                log_job(LOG_INFO, js->name, "due snapshot waits for the self-service guard snapshot running");
+                js->due_waiting = usec ? usec : 1;
+                return 0;
+        }
         r = manager_job_decide(js, usec);
         if (r == JOB_STARTED)
                 return 0;       /* rescheduled when the worker exits */
@@ -541,6 +547,21 @@ static int on_job_due(sd_event_source *s, uint64_t usec, void *userdata) {
         job_schedule(js, schedule_next(js->job->interval, now_realtime()));
         manager_update_status(js->manager);
         return 0;
+}
+
+void manager_guard_begin(JobState *js) {
+        js->guards++;
+}
+
+void manager_guard_end(JobState *js) {
+        usec_t due = js->due_waiting;
+
+        if (js->guards > 0)
+                js->guards--;
+        if (js->guards > 0 || due == 0)
+                return;
+        js->due_waiting = 0;
+        (void) on_job_due(NULL, due, js);
 }
 
 static int job_schedule(JobState *js, usec_t when) {

@@ -54,6 +54,13 @@ typedef struct JobState {
         bool paused;            /* its due times are skipped (Pause()), as its store's .paused says */
         usec_t paused_until;    /* CLOCK_REALTIME when the pause ends, 0: until resumed */
         sd_event_source *pause_timer;   /* ends a pause with an end */
+        /*
+         * Self-service guard snapshots of the job running (refsnapd-self.c):
+         * a due time meanwhile waits for them (due_waiting, its time) and
+         * is decided when the last one ends, never skipped.
+         */
+        unsigned guards;
+        usec_t due_waiting;
 } JobState;
 
 typedef struct ManagerListener {
@@ -158,6 +165,15 @@ int manager_pause(JobState *js, usec_t until);
  * time missed meanwhile is taken up at once, as after downtime.
  */
 int manager_resume(JobState *js);
+
+/*
+ * A self-service guard snapshot of js begins / has ended (in a child of
+ * the daemon's, under the store's lock): a snapshot that comes due
+ * meanwhile waits for it, and starts when the last one has ended;
+ * manager_snapshot_now() and manager_job_decide() say -EBUSY meanwhile.
+ */
+void manager_guard_begin(JobState *js);
+void manager_guard_end(JobState *js);
 
 /*
  * js's store changed outside its worker (a snapshot deleted): its newest

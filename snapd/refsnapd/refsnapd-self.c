@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bus-names.h"
 #include "chase.h"
 #include "escape.h"
+#include "fd-util.h"
 #include "log.h"
 #include "log-event.h"
 #include "macro.h"
@@ -23,9 +25,11 @@
 #include "refsnapd-self.h"
 #include "refsnapd-self-log.h"
 #include "self-service.h"
+#include "snapshot.h"
 #include "snapshot-name.h"
 #include "store.h"
 #include "strv.h"
+#include "time-util.h"
 
 struct SelfService {
         Manager *manager;
@@ -33,7 +37,58 @@ struct SelfService {
         /* The uid of each worker running. */
         uid_t running[SELF_WORKERS_MAX];
         size_t n_running;
+        /* The guard snapshots asked for by each uid in the last hour (SELF_GUARDS_PER_HOUR). */
+        struct {
+                uid_t uid;
+                usec_t times[SELF_GUARDS_PER_HOUR];
+        } guards[SELF_GUARD_UIDS];
+        size_t n_guards;
 };
+
+/*
+ * Whether uid may have one more guard snapshot now (fewer than
+ * SELF_GUARDS_PER_HOUR in the last hour); if so, it is counted.
+ */
+static bool guard_admit(SelfService *s, uid_t uid) {
+        usec_t now = now_monotonic();
+        size_t i, k = 0, oldest = 0;
+
+        for (i = 0; i < s->n_guards && s->guards[i].uid != uid; i++)
+                ;
+        if (i == s->n_guards) {
+                if (s->n_guards < SELF_GUARD_UIDS)
+                        s->n_guards++;
+                else {
+                        /* The table is full: the uid whose newest guard is oldest makes room. */
+                        usec_t best = UINT64_MAX;
+
+                        for (size_t j = 0; j < s->n_guards; j++) {
+                                usec_t newest = 0;
+
+                                for (size_t g = 0; g < SELF_GUARDS_PER_HOUR; g++)
+                                        newest = MAX(newest, s->guards[j].times[g]);
+                                if (newest < best) {
+                                        best = newest;
+                                        i = j;
+                                }
+                        }
+                }
+                memset(&s->guards[i], 0, sizeof(s->guards[i]));
+                s->guards[i].uid = uid;
+        }
+        for (size_t g = 0; g < SELF_GUARDS_PER_HOUR; g++) {
+                usec_t t = s->guards[i].times[g];
+
+                if (t != 0 && now < t + USEC_PER_HOUR)
+                        k++;
+                if (t < s->guards[i].times[oldest])
+                        oldest = g;
+        }
+        if (k >= SELF_GUARDS_PER_HOUR)
+                return false;
+        s->guards[i].times[oldest] = now;
+        return true;
+}
 
 int self_service_new(Manager *m, SelfService **ret) {
         SelfService *s = calloc(1, sizeof(*s));
@@ -80,8 +135,12 @@ enum {
         SELF_NONE = 1,          /* nothing the caller may see: missing and forbidden alike */
         SELF_IDENTITY = 2,      /* it could not become the caller: nothing was done */
         SELF_NOT_MADE = 3,      /* RestoreMine(): visible, but not made (the report says why) */
+        SELF_JOB_RUNNING = 4,   /* RestoreMine()'s guard: the job's store is locked */
         SELF_ERROR = 255,
 };
+
+/* RestoreMine()'s stages: the plan (as her, nothing done), the guard snapshot (root), the restore (as her). */
+typedef enum RestoreStage { STAGE_PLAN, STAGE_GUARD, STAGE_RESTORE } RestoreStage;
 
 typedef struct VersionsArgs {
         SelfService *service;
@@ -93,7 +152,24 @@ typedef struct VersionsArgs {
         char *snapshot;         /* a name, or "latest" */
         const char *base;       /* the name made, in rel */
         int dest;               /* the caller's directory (the call's, closed with it) */
-        bool dry_run;
+        bool dry_run, delete;
+        /*
+         * The guard: the job whose source holds the destination as the
+         * daemon sees it (the directory holding PATH, or the "to" option's,
+         * checked in the worker to be the very directory of her
+         * descriptor), and that directory relative to its source.
+         */
+        const Job *gjob;
+        char *gjob_name;
+        char *grel;
+        RestoreStage stage;
+        bool replace;           /* the restore stage may replace: a guard holds what is there, or the newest snapshot */
+        char guard[SNAPSHOT_NAME_MAX];  /* the guard snapshot taken, "" none */
+        char kept_in[SNAPSHOT_NAME_MAX]; /* no guard: what is replaced is this snapshot's already */
+        bool would_guard;       /* the dry run: a guard would be taken */
+        char who[320];          /* "uid U, pid P, unit UNIT (:1.N)", for the log */
+        bool handed_on;         /* the next stage's now: not freed with this one */
+        bool finished;          /* the running count dropped */
 } VersionsArgs;
 
 static void versions_args_free(void *p) {
@@ -101,10 +177,16 @@ static void versions_args_free(void *p) {
 
         if (!a)
                 return;
+        if (a->handed_on) {
+                a->handed_on = false;
+                return;
+        }
         caller_free(a->caller);
         free(a->job_name);
         free(a->rel);
         free(a->snapshot);
+        free(a->gjob_name);
+        free(a->grel);
         free(a);
 }
 
@@ -160,7 +242,9 @@ static int versions_work(FILE *report, void *userdata) {
         char **names = NULL;
         size_t n = 0, k = 0, which = SIZE_MAX;
         struct rlimit rl;
-        int store, live, r;
+        char **guarded = NULL, **skipped = NULL;
+        bool delete_limited = false;
+        int store, live, gdir = -EBADF, r;
 
         store = store_open(a->job->store, false);
         if (store >= 0 && store_list(store, &names, &n) < 0) {
@@ -171,8 +255,9 @@ static int versions_work(FILE *report, void *userdata) {
                 fprintf(report, "cannot open the store: %s", strerror(-store));
                 return SELF_ERROR;
         }
-        /* One descriptor per snapshot, and a few more. */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 && rl.rlim_cur < rl.rlim_max) {
+        /* One descriptor per snapshot, three per level of a directory restored, and a few more. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 + 3 * SELF_RESTORE_DEPTH_MAX &&
+            rl.rlim_cur < rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
@@ -201,6 +286,19 @@ static int versions_work(FILE *report, void *userdata) {
                 if (fds[i] < 0)
                         fds[i] = -EBADF;        /* gone since the listing: no version there */
         }
+        /*
+         * --delete from a guard of some paths: only at or below them (it
+         * holds nothing else; a list it cannot read: nowhere).
+         */
+        if (a->snapshot && a->delete && which < n) {
+                r = store_read_guarded(store, names[which], &guarded);
+                delete_limited = r != 0;
+                /* What it skipped is left alone; a list that cannot be read: nothing removed. */
+                if (store_read_skipped(store, names[which], &skipped) < 0) {
+                        delete_limited = true;
+                        guarded = strv_free(guarded);
+                }
+        }
         safe_close(store);
         live = chase_dir(AT_FDCWD, a->job->source, &(Chase) { .flags = CHASE_NO_FUSE });
         if (live == -ENOENT || live == -ENOTDIR)
@@ -210,8 +308,16 @@ static int versions_work(FILE *report, void *userdata) {
                 return SELF_ERROR;
         }
 
+        /*
+         * RestoreMine(): the directory a guard snapshot would be of (the
+         * destination as the daemon sees it), to be compared, as her, with
+         * her descriptor.
+         */
+        if (a->snapshot && a->gjob)
+                gdir = chase_dir(AT_FDCWD, a->gjob->source, &(Chase) { .flags = CHASE_NO_FUSE });
+
         {
-                _cleanup_free_ int *keep = calloc(n + 3, sizeof(int));     /* the roots, live, dest, the report */
+                _cleanup_free_ int *keep = calloc(n + 4, sizeof(int));     /* the roots, live, dest, gdir, the report */
 
                 if (!keep)
                         return SELF_ERROR;
@@ -222,6 +328,8 @@ static int versions_work(FILE *report, void *userdata) {
                         keep[k++] = live;
                 if (a->snapshot)
                         keep[k++] = a->dest;
+                if (gdir >= 0)
+                        keep[k++] = gdir;
                 keep[k++] = fileno(report);
                 r = close_all_but(keep, k);
         }
@@ -238,29 +346,71 @@ static int versions_work(FILE *report, void *userdata) {
         if (getenv("REFSNAP_TEST_SELF_SLEEP"))
                 sleep(atoi(getenv("REFSNAP_TEST_SELF_SLEEP")));
         if (a->snapshot) {
-                const char *what = NULL;
+                SelfTree t = {
+                        .dry_run = a->stage == STAGE_PLAN || a->dry_run,
+                        .replace = a->stage == STAGE_PLAN || a->replace,
+                        .delete = a->delete,
+                        .delete_limited = delete_limited,
+                        .delete_below = guarded,
+                        .exclude = a->job->exclude,
+                        .keep = skipped,
+                        .newest = -EBADF,
+                        .out = report,
+                };
+                struct stat gs, ds;
+                bool guardable;
 
                 if (which >= n || fds[which] < 0)
                         return SELF_NONE;
-                r = self_restore(live, fds, n, which, a->rel, a->dest, a->base, a->dry_run, &what);
+                /*
+                 * A guard can keep what is there only where her descriptor
+                 * is the directory the daemon would guard: its path below
+                 * the source followed as her (what she may not search
+                 * tells her nothing), no link, no other mount.
+                 */
+                if (gdir >= 0) {
+                        int g = chase_dir(gdir, a->grel, &(Chase) { .flags = CHASE_NO_XDEV });
+
+                        safe_close(gdir);
+                        gdir = g;
+                }
+                guardable = gdir >= 0 && fstat(gdir, &gs) == 0 && fstat(a->dest, &ds) == 0 && stat_inode_same(&gs, &ds);
+                safe_close(gdir);
+                /*
+                 * What is replaced is already the newest snapshot's, as it
+                 * is: only where that snapshot is of the same job and path.
+                 */
+                if (guardable && a->gjob == a->job && n > 0 && fds[n - 1] >= 0 &&
+                    snapshot_name_time(names[n - 1], &t.newest_time) >= 0) {
+                        const char *slash = strrchr(a->rel, '/');
+
+                        if (slash ? strlen(a->grel) == (size_t) (slash - a->rel) &&
+                                    strncmp(a->grel, a->rel, slash - a->rel) == 0 : !*a->grel) {
+                                t.newest = fds[n - 1];
+                                snprintf(a->kept_in, sizeof(a->kept_in), "%s", names[n - 1]);
+                        }
+                }
+                r = self_restore_tree(live, fds, n, which, a->rel, a->dest, a->base, &t);
                 if (r == -ENOENT)
                         return SELF_NONE;
-                if (r == -EISDIR)
-                        fprintf(report, "it is a directory: restore --mine brings back files and symbolic links");
-                else if (r == -EMEDIUMTYPE)
-                        fprintf(report, "it is neither a file nor a symbolic link: never made for a user");
+                if (r == -EMEDIUMTYPE)
+                        fprintf(report, "E it is neither a file nor a symbolic link nor a directory: never made "
+                                "for a user\n");
                 else if (r == -EEXIST) {
                         _cleanup_free_ char *e = cescape(a->base);
 
-                        fprintf(report, "%s exists in the destination: move it away or give --to DIR "
-                                "(restore --mine never replaces a live entry)", e ? e : "it");
-                }
+                        fprintf(report, "E %s exists in the destination: move it away or give --to DIR\n",
+                                e ? e : "it");
+                } else if (r == -EISDIR)
+                        fprintf(report, "E a directory is where it would go: not replaced by a file\n");
+                else if (r == -ENOTDIR)
+                        fprintf(report, "E it is a directory, and where it would go is not one\n");
                 else if (r < 0)
-                        fprintf(report, "cannot %s: %s", what && strcmp(what, "make") == 0 ? "make it" :
-                                what && strcmp(what, "rename") == 0 ? "rename it over its twin" :
+                        fprintf(report, "E cannot %s: %s\n", t.made + t.replaced > 0 || r == -EOPNOTSUPP ? "make it" :
                                 "use the destination", strerror(-r));
-                else
-                        fprintf(report, "%s", names[which]);
+                fprintf(report, "S %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %s\n",
+                        names[which], t.made, t.replaced, t.removed, t.kept, t.refused, t.unkept, guardable,
+                        t.newest >= 0 ? a->kept_in : "-");
                 return r < 0 ? SELF_NOT_MADE : SELF_OK;
         }
         r = self_list_versions(live, fds, names, n, a->rel, report);
@@ -323,29 +473,382 @@ static void versions_done(sd_bus_message *call, int code, const char *report, si
         }
 }
 
+static void restore_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata);
+
+/* The call is answered: the worker's place is free again (once). */
+static void restore_finish(VersionsArgs *a) {
+        if (a->finished)
+                return;
+        a->finished = true;
+        running_remove(a->service, a->caller->uid);
+}
+
+/* The report's summary line ("S ..."): 0, or -EBADMSG. */
+typedef struct RestoreSummary {
+        char snapshot[SNAPSHOT_NAME_MAX + 1];
+        uint64_t made, replaced, removed, kept, refused, unkept;
+        int guardable;
+        char newest[SNAPSHOT_NAME_MAX + 1];
+} RestoreSummary;
+
+static int parse_summary(const char *report, RestoreSummary *ret) {
+        const char *p = report;
+
+        for (;;) {
+                if (strncmp(p, "S ", 2) == 0)
+                        return sscanf(p, "S %32s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                                      " %d %32s", ret->snapshot, &ret->made, &ret->replaced, &ret->removed, &ret->kept,
+                                      &ret->refused, &ret->unkept, &ret->guardable, ret->newest) == 9 ? 0 : -EBADMSG;
+                p = strchr(p, '\n');
+                if (!p)
+                        return -EBADMSG;
+                p++;
+        }
+}
+
+/* The report's "E ..." line, its text (a new string), or NULL. */
+static char *report_error(const char *report) {
+        for (const char *p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, "E ", 2) == 0)
+                        return strndup(p + 2, strcspn(p + 2, "\n"));
+        return NULL;
+}
+
+static int unhex(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The reply: (s job, s snapshot, a(yays) entries, a{sv} info), the entries from the report's lines. */
+static int restore_reply(sd_bus_message *call, VersionsArgs *a, const char *report, const RestoreSummary *sum) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ss", a->job_name, sum->snapshot);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(yays)");
+        for (const char *p = report; r >= 0 && p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                char path[PATH_MAX + 2];
+                size_t len = 0;
+                const char *q = p + 2, *why = "";
+
+                if (!strchr("+~-=!", p[0]) || p[1] != ' ')
+                        continue;
+                while (unhex(q[0]) >= 0 && unhex(q[1]) >= 0 && len < sizeof(path) - 1) {
+                        path[len++] = (char) (unhex(q[0]) << 4 | unhex(q[1]));
+                        q += 2;
+                }
+                if (*q == ' ')
+                        why = q + 1;
+                r = sd_bus_message_open_container(reply, 'r', "yays");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "y", (uint8_t) p[0]);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 'y', path, len);
+                if (r >= 0) {
+                        _cleanup_free_ char *w = strndup(why, strcspn(why, "\n"));
+
+                        r = w ? sd_bus_message_append(reply, "s", w) : -ENOMEM;
+                }
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "a{sv}", 5,
+                                          "guard", "s", a->guard,
+                                          "guard_job", "s", a->gjob_name ? a->gjob_name : "",
+                                          "would_guard", "b", a->would_guard,
+                                          "kept_in", "s", a->kept_in,
+                                          "refused", "t", sum->refused);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        return r;
+}
+
+/* The next stage of a->stage's, for call: 0, or -errno (nothing started: the caller answers). */
+static int restore_next(sd_bus_message *call, VersionsArgs *a, RestoreStage stage);
+
+/* The guard snapshot, in a child of the daemon (root): of the destination's entry only, marked as hers. */
+static int guard_work(FILE *report, void *userdata) {
+        VersionsArgs *a = userdata;
+        _cleanup_free_ char *path = *a->grel ? path_join(a->grel, a->base) : strdup(a->base), *log = NULL;
+        _cleanup_fclose_ FILE *logf = NULL;
+        char description[128], name[SNAPSHOT_NAME_MAX];
+        char *paths[2] = { path, NULL };
+        SnapshotFacts f = {};
+        size_t log_size = 0;
+        int r;
+
+        /* What the snapshot says names her files: kept apart, and only its first line, escaped, said on failure. */
+        logf = open_memstream(&log, &log_size);
+        if (!path || !logf)
+                return SELF_ERROR;
+        snprintf(description, sizeof(description), "self-service restore of uid %u", (unsigned) a->caller->uid);
+        /* Tests only (test-self-service-bus): a guard that takes its time, to see a due snapshot wait for it. */
+        if (getenv("REFSNAP_TEST_GUARD_SLEEP"))
+                sleep(atoi(getenv("REFSNAP_TEST_GUARD_SLEEP")));
+        r = snapshot_take(a->gjob, NULL, NULL, logf, &(SnapshotPre) { .guard = true, .paths = paths,
+                          .description = description }, name, &f);
+        if (r == -EBUSY)
+                return SELF_JOB_RUNNING;
+        if (r < 0 || r == SNAPSHOT_SKIPPED || f.skipped > 0) {
+                _cleanup_free_ char *first = NULL, *e = NULL;
+
+                fflush(logf);
+                first = strndup(log ? log : "", log ? strcspn(log, "\n") : 0);
+                e = first ? cescape(first) : NULL;
+                if (r < 0)
+                        fprintf(report, "E %s%s%s\n", strerror(-r), e && *e ? ": " : "", e ? e : "");
+                else
+                        fprintf(report, "E it could not hold everything there (%" PRIu64 " skipped)%s%s\n",
+                                (uint64_t) f.skipped, e && *e ? ": " : "", e ? e : "");
+                return SELF_ERROR;
+        }
+        fprintf(report, "G %s\n", name);
+        return SELF_OK;
+}
+
+static void guard_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
+        VersionsArgs *a = userdata;
+        JobState *js = manager_find_job(a->service->manager, a->gjob_name);
+        int r;
+
+        if (js)
+                manager_guard_end(js);
+        /* The report is the guard child's alone: "G NAME" or "E WHY". */
+        if (code == SELF_OK && sscanf(report, "G %31s", a->guard) == 1) {
+                log_event(LOG_INFO, MESSAGE_ID_SNAPSHOT_COMPLETE, a->gjob_name, &(EventFields) { .snapshot = a->guard },
+                          "guard snapshot %s taken for a self-service restore by %s", a->guard, a->who);
+                r = restore_next(call, a, STAGE_RESTORE);
+                if (r >= 0)
+                        return;
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", strerror(-r));
+        } else if (code == SELF_JOB_RUNNING)
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_JOB_RUNNING,
+                                                  "A snapshot, prune or restore of %s is running, so no guard snapshot "
+                                                  "could be taken: nothing restored; try again when it has ended",
+                                                  a->gjob_name);
+        else {
+                _cleanup_free_ char *e = report_error(report);
+
+                log_job(LOG_WARNING, a->gjob_name, "guard snapshot for a self-service restore by %s failed: %s",
+                        a->who, e ? e : code < 0 ? "killed" : "-");
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED,
+                                                  "Not restored: the guard snapshot failed: nothing restored (%s)",
+                                                  e ? e : code < 0 ? "it took too long" : "see the journal");
+        }
+        restore_finish(a);
+}
+
+static int restore_next(sd_bus_message *call, VersionsArgs *a, RestoreStage stage) {
+        Manager *m = a->service->manager;
+        JobState *js = NULL;
+        int r;
+
+        if (m->stopping)
+                return -ESHUTDOWN;
+        a->stage = stage;
+        /* The jobs as they are now (a reload may have replaced them since the last stage). */
+        js = manager_find_job(m, a->job_name);
+        if (!js || !js->job)
+                return -ENOENT;
+        a->job = js->job;
+        js = a->gjob_name ? manager_find_job(m, a->gjob_name) : NULL;
+        a->gjob = js ? js->job : NULL;
+        if (stage == STAGE_GUARD && !a->gjob)
+                return -ENOENT;
+        if (stage != STAGE_GUARD)
+                js = NULL;
+        a->handed_on = true;
+        r = bus_child_spawn(m, call, stage == STAGE_GUARD ? "refsnap-self-guard" : "refsnap-self-restore",
+                            &(BusChildOptions) {
+                                .timeout_usec = SELF_TIMEOUT_USEC,
+                                /* A guard is finished even if she leaves (else left partial, for the next run). */
+                                .kill_on_disconnect = stage != STAGE_GUARD,
+                                .free_userdata = versions_args_free,
+                                .may_log = versions_may_log,
+                        }, stage == STAGE_GUARD ? guard_work : versions_work,
+                        stage == STAGE_GUARD ? guard_done : restore_done, a);
+        if (r < 0) {
+                a->handed_on = false;
+                return r;
+        }
+        if (js)
+                manager_guard_begin(js);
+        return 0;
+}
+
 static void restore_done(sd_bus_message *call, int code, const char *report, size_t size, void *userdata) {
         VersionsArgs *a = userdata;
+        RestoreSummary sum = {};
+        int r;
 
-        running_remove(a->service, a->caller->uid);
-        if (code == SELF_OK) {
-                if (!a->dry_run && self_log_allow(a->caller->uid))
-                        (void) log_event(LOG_INFO, MESSAGE_ID_SELF_SERVICE_RESTORED, a->job_name,
-                                         &(EventFields) { .snapshot = report, .has_counts = true, .files = 1 },
-                                         "uid %u (%s) restored one entry of her own from %s", (unsigned) a->caller->uid,
-                                         a->caller->sender, report);
-                (void) sd_bus_reply_method_return(call, "ss", a->job_name, report);
-        } else if (code == SELF_NONE)
+        if (code == SELF_NONE) {
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_VERSION,
                                                   "No version of this path that you may read");
-        else if (code == SELF_NOT_MADE)
-                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", report);
-        else {
+                restore_finish(a);
+                return;
+        }
+        if (code == SELF_NOT_MADE) {
+                _cleanup_free_ char *e = report_error(report);
+
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", e ? e : "-");
+                restore_finish(a);
+                return;
+        }
+        if (code != SELF_OK || parse_summary(report, &sum) < 0) {
                 if (self_log_allow(a->caller->uid))
                         log_error("RestoreMine() for uid %u (%s): the worker %s: %s", (unsigned) a->caller->uid,
                                   a->caller->sender, code < 0 ? "was killed" : "failed", *report ? report : "-");
                 (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The restore failed%s",
                                                   code < 0 ? ": it took too long, or refsnapd is stopping" : "");
+                restore_finish(a);
+                return;
         }
+        if (a->stage == STAGE_PLAN) {
+                bool touches = sum.replaced + sum.removed > 0, needs_guard = touches && sum.unkept > 0;
+
+                if (strcmp(sum.newest, "-") == 0 || needs_guard)
+                        a->kept_in[0] = '\0';
+                else
+                        snprintf(a->kept_in, sizeof(a->kept_in), "%.*s", (int) sizeof(a->kept_in) - 1, sum.newest);
+                if (touches && !sum.guardable) {
+                        (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED,
+                                                          "Not restored: %" PRIu64 " live entr%s would be replaced or "
+                                                          "removed where no guard snapshot can keep them (the "
+                                                          "destination is in no job's source as refsnapd sees it): "
+                                                          "move them away or give --to DIR",
+                                                          sum.replaced + sum.removed,
+                                                          sum.replaced + sum.removed == 1 ? "y" : "ies");
+                        restore_finish(a);
+                        return;
+                }
+                if (a->dry_run) {
+                        a->would_guard = needs_guard;
+                        if (restore_reply(call, a, report, &sum) < 0)
+                                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Cannot answer");
+                        restore_finish(a);
+                        return;
+                }
+                a->replace = touches;
+                if (needs_guard) {
+                        JobState *js = manager_find_job(a->service->manager, a->gjob_name);
+
+                        if (js && js->child) {
+                                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_JOB_RUNNING,
+                                                                  "A snapshot of %s is running, so no guard snapshot "
+                                                                  "could be taken: nothing restored; try again when it "
+                                                                  "has ended", a->gjob_name);
+                                restore_finish(a);
+                                return;
+                        }
+                        if (!guard_admit(a->service, a->caller->uid)) {
+                                if (self_log_allow(a->caller->uid))
+                                        log_job(LOG_NOTICE, a->gjob_name, "self-service restore by %s refused: more "
+                                                "than %d guard snapshots in an hour", a->who, SELF_GUARDS_PER_HOUR);
+                                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_BUSY,
+                                                                  "Too many guard snapshots for you in the last hour "
+                                                                  "(%d): nothing restored; try again later, or give "
+                                                                  "--to a directory where nothing is replaced",
+                                                                  SELF_GUARDS_PER_HOUR);
+                                restore_finish(a);
+                                return;
+                        }
+                }
+                r = restore_next(call, a, needs_guard ? STAGE_GUARD : STAGE_RESTORE);
+                if (r < 0) {
+                        (void) sd_bus_reply_method_errorf(call, r == -ESHUTDOWN ? BUS_ERROR_STOPPING : BUS_ERROR_FAILED,
+                                                          "Not restored: %s", strerror(-r));
+                        restore_finish(a);
+                }
+                return;
+        }
+        /* STAGE_RESTORE: done. */
+        if (self_log_allow(a->caller->uid))
+                (void) log_event(sum.refused > 0 ? LOG_WARNING : LOG_INFO, MESSAGE_ID_SELF_SERVICE_RESTORED,
+                                 a->job_name, &(EventFields) { .snapshot = sum.snapshot, .has_counts = true,
+                                 .files = sum.made + sum.replaced },
+                                 "uid %u (%s) restored one entry of her own from %s: %" PRIu64 " made, %" PRIu64
+                                 " replaced, %" PRIu64 " removed, %" PRIu64 " refused%s%s", (unsigned) a->caller->uid,
+                                 a->caller->sender, sum.snapshot, sum.made, sum.replaced, sum.removed, sum.refused,
+                                 *a->guard ? ", guard snapshot " : "", a->guard);
+        if (restore_reply(call, a, report, &sum) < 0)
+                (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Cannot answer");
+        restore_finish(a);
+}
+
+/* RestoreMine()'s options: dry_run (b), delete (b), to (ay: the destination's path as she sees it, absolute). */
+static int read_restore_options(sd_bus_message *msg, bool *dry_run, bool *delete, char **to, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *key;
+
+                r = sd_bus_message_enter_container(msg, 'e', "sv");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "dry_run") == 0 || strcmp(key, "delete") == 0) {
+                        int v;
+
+                        r = sd_bus_message_read(msg, "v", "b", &v);
+                        if (r < 0)
+                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                         "Option '%s' is a boolean", key);
+                        *(strcmp(key, "delete") == 0 ? delete : dry_run) = v;
+                } else if (strcmp(key, "to") == 0) {
+                        const void *p;
+                        size_t size;
+
+                        r = sd_bus_message_enter_container(msg, 'v', "ay");
+                        if (r >= 0)
+                                r = sd_bus_message_read_array(msg, 'y', &p, &size);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(msg);
+                        if (r < 0)
+                                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                        "Option 'to' is a byte array");
+                        free(*to);
+                        *to = size > 0 && size < PATH_MAX && !memchr(p, 0, size) ? strndup(p, size) : NULL;
+                        if (!*to || !path_is_normalized_absolute(*to))
+                                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                        "Option 'to' is not an absolute, normalized path");
+                } else
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '%s'", key);
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_exit_container(msg);
+}
+
+/*
+ * "uid U, pid P, unit UNIT (:1.N)" of a call's sender, for the log only
+ * (the pid as the bus says it, the unit read from /proc by it, so never
+ * for a decision).
+ */
+static void format_who(sd_bus_message *msg, uid_t uid, char *buf, size_t size) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *unit = NULL, *sender = sd_bus_message_get_sender(msg);
+        pid_t pid = 0;
+
+        if (sd_bus_query_sender_creds(msg, SD_BUS_CREDS_PID | SD_BUS_CREDS_UNIT | SD_BUS_CREDS_AUGMENT, &creds) >= 0) {
+                (void) sd_bus_creds_get_pid(creds, &pid);
+                if (sd_bus_creds_get_unit(creds, &unit) < 0)
+                        unit = NULL;
+        }
+        snprintf(buf, size, "uid %u, pid %d, unit %s (%s)", (unsigned) uid, (int) pid, unit ? unit : "-",
+                 sender ? sender : "-");
 }
 
 /* The job whose source holds path (the longest source, where one job's is inside another's), and the rest. */
@@ -372,10 +875,11 @@ static JobState *job_of_path(Manager *m, const char *path, const char **ret_rel)
 /* Versions() (restore false) and RestoreMine() (restore true), once the caller is known and allowed. */
 static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, bool restore, sd_bus_error *error) {
         Manager *m = s->manager;
-        _cleanup_free_ char *path = NULL;
-        const char *rel = NULL, *snapshot = NULL, *member = restore ? "RestoreMine" : "Versions";
+        _cleanup_free_ char *path = NULL, *to = NULL;
+        const char *rel = NULL, *grel = NULL, *snapshot = NULL, *member = restore ? "RestoreMine" : "Versions";
         const void *bytes;
-        bool dry_run = false;
+        bool dry_run = false, delete = false;
+        JobState *gjs = NULL;
         VersionsArgs *a;
         JobState *js;
         int dest = -EBADF;
@@ -389,7 +893,7 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                 r = sd_bus_message_read(msg, "sh", &snapshot, &dest);
                 if (r < 0)
                         return r;
-                r = bus_read_bool_option(msg, "dry_run", &dry_run, error);
+                r = read_restore_options(msg, &dry_run, &delete, &to, error);
         } else
                 r = bus_read_no_options(msg, error);
         if (r < 0)
@@ -423,12 +927,34 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                 .snapshot = restore ? strdup(snapshot) : NULL,
                 .dest = dest,
                 .dry_run = dry_run,
+                .delete = delete,
+                .stage = STAGE_PLAN,
         };
         if (!a->caller || !a->job_name || !a->rel || (restore && !a->snapshot)) {
                 versions_args_free(a);
                 return -ENOMEM;
         }
         a->base = strrchr(a->rel, '/') ? strrchr(a->rel, '/') + 1 : a->rel;
+        if (restore) {
+                /* What a guard snapshot would be of: the job holding the destination, as the daemon sees it. */
+                if (to)
+                        gjs = job_of_path(m, to, &grel);
+                else {
+                        gjs = js;
+                        grel = a->rel;
+                }
+                if (gjs) {
+                        a->gjob = gjs->job;
+                        a->gjob_name = strdup(gjs->name);
+                        a->grel = to ? strdup(grel) : strndup(a->rel, a->base > a->rel ? a->base - a->rel - 1 : 0);
+                        if (!a->gjob_name || !a->grel || !self_path_valid(a->grel)) {
+                                free(a->gjob_name);
+                                a->gjob_name = NULL;
+                                a->gjob = NULL;
+                        }
+                }
+                format_who(msg, caller->uid, a->who, sizeof(a->who));
+        }
         r = bus_child_spawn(m, msg, restore ? "refsnap-self-restore" : "refsnap-self", &(BusChildOptions) {
                                 .timeout_usec = SELF_TIMEOUT_USEC,
                                 .kill_on_disconnect = true,

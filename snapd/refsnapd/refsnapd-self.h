@@ -29,6 +29,15 @@
  * other users' polkit checks).
  */
 #define SELF_CALLS_PER_USER 8
+/*
+ * RestoreMine() over live entries takes a guard snapshot of what it
+ * replaces first, unless the job's newest snapshot holds it as it is
+ * already; at most this many per uid in an hour (asked for, taken or
+ * not: org.refsnap1.Busy beyond, nothing replaced), so that no user
+ * floods the store with them.  SELF_GUARD_UIDS uids are counted apart.
+ */
+#define SELF_GUARDS_PER_HOUR 10
+#define SELF_GUARD_UIDS 128
 
 typedef struct SelfService SelfService;
 
@@ -47,7 +56,12 @@ int self_method_versions(sd_bus_message *msg, SelfService *s, PolkitRegistry **p
 
 /*
  * RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job,
- * s snapshot): path of the snapshot ("latest" or a name) made, as the
- * caller, in the directory she passed (org.refsnap1(5)).
+ * s snapshot, a(yays) entries, a{sv} info): path of the snapshot
+ * ("latest" or a name) made, as the caller, in the directory she passed
+ * (org.refsnap1(5)): planned by one worker that is her, then, where it
+ * would replace or remove live entries the newest snapshot does not hold
+ * as they are, a guard snapshot taken by a child that stays root
+ * (SELF_GUARDS_PER_HOUR), then restored by another worker that is her;
+ * each step a child of the daemon's, chained from the last one's end.
  */
 int self_method_restore_mine(sd_bus_message *msg, SelfService *s, PolkitRegistry **polkit, sd_bus_error *error);

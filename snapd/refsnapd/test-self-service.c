@@ -210,7 +210,7 @@ static void lookups(void) {
 }
 
 /*
- * What self_restore() does to a file it made, as the worker (not
+ * What self_restore_tree() does to a file it made, as the worker (not
  * dumpable): fchmodat() that follows no link works (glibc goes through
  * /proc/self/fd where the kernel has no fchmodat2), and a link is refused.
  */

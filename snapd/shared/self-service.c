@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "chase.h"
+#include "dirent-util.h"
+#include "exclude.h"
+#include "rm-rf.h"
+#include "strv.h"
 #include "macro.h"
 #include "mountpoint-util.h"
 #include "path-util.h"
@@ -231,101 +235,448 @@ mode_t self_restored_mode(mode_t mode, unsigned preserve) {
         return (mode & 0700) | (g << 3) | o | ((preserve & REFLINK_ATTR_MODE) ? mode & (S_ISUID | S_ISVTX) : 0);
 }
 
-int self_restore(int live, const int *roots, size_t n, size_t which, const char *rel, int dest, const char *name,
-                 bool dry_run, const char **what) {
-        _cleanup_close_ int src = -EBADF;
-        char tmp[64], target[PATH_MAX + 1];
-        struct statx st, d;
-        ssize_t len;
-        int root, r;
+/* One line of the report: MARK, the path (relative to the destination) in hex, why (may be NULL). */
+static void say(SelfTree *t, char mark, const char *shown, bool dir, const char *why) {
+        if (!t->out)
+                return;
+        fprintf(t->out, "%c ", mark);
+        for (const unsigned char *p = (const unsigned char *) shown; *p; p++)
+                fprintf(t->out, "%02x", *p);
+        if (dir)
+                fprintf(t->out, "2f");
+        fprintf(t->out, "%s%s\n", why ? " " : "", why ? why : "");
+}
 
-        *what = "destination";
-        if (!self_path_valid(rel) || !*rel || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
-            strcmp(name, "..") == 0)
-                return -EINVAL;
-        if (which >= n || roots[which] < 0)
-                return -ENOENT;
-        root = roots[which];
-        if (self_visible_now(live, roots, n, rel) < 0)
-                return -ENOENT;
-        if (self_find_version(root, rel, &st) < 0)
-                return -ENOENT;
-        if (S_ISDIR(st.stx_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.stx_mode) && !S_ISLNK(st.stx_mode))
-                return -EMEDIUMTYPE;
-        /* The destination: a directory (her descriptor; the kernel checks her rights on it when it is written). */
-        if (statx(dest, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &d) < 0)
-                return -errno;
-        if (!S_ISDIR(d.stx_mode))
-                return -ENOTDIR;
-        /*
-         * Never over a live entry: --mine takes no guard snapshot, so
-         * what was written since the last snapshot (hers, or a
-         * teammate's in a directory they share) would have no way back.
-         * Said here for the dry run; the rename below is the guarantee.
-         */
-        *what = "exists";
-        if (fstatat(dest, name, &(struct stat) {}, AT_SYMLINK_NOFOLLOW) == 0)
-                return -EEXIST;
-        *what = "destination";
-        if (dry_run)
-                return 0;
-        src = open_entry(root, rel);
-        if (src < 0)
-                return -ENOENT;
-        snprintf(tmp, sizeof(tmp), ".refsnap-mine-%d-%08x", (int) getpid(), (unsigned) (random() ^ (unsigned) time(NULL)));
-        *what = "make";
+static void refuse(SelfTree *t, const char *shown, bool dir, const char *why, int error) {
+        say(t, '!', shown, dir, why);
+        t->refused++;
+        if (t->error == 0)
+                t->error = error < 0 ? error : -EPERM;
+}
+
+static char *path_add(const char *a, const char *b) {
+        return *a ? path_join(a, b) : strdup(b);
+}
+
+/* The mode a restored entry st gets (self_restored_mode(), directories too). */
+static mode_t restored_mode(const struct statx *st) {
+        unsigned p = preserve_for(st);
+
+        return (p & REFLINK_ATTR_OWNER) ? st->stx_mode & 07777 : self_restored_mode(st->stx_mode, p);
+}
+
+/*
+ * Is the live entry lst (at rel of the job) in the newest snapshot as it
+ * is: there with the same type, size, modification time, mode and
+ * owner, and not changed since that snapshot began (its status change
+ * time before it)?  Then replacing it loses nothing.
+ */
+static bool kept_already(SelfTree *t, const char *rel, const struct statx *lst) {
+        struct statx ns;
+
+        if (t->newest < 0 || self_find_version(t->newest, rel, &ns) < 0)
+                return false;
+        return (ns.stx_mode & S_IFMT) == (lst->stx_mode & S_IFMT) && ns.stx_size == lst->stx_size &&
+               ns.stx_mtime.tv_sec == lst->stx_mtime.tv_sec && ns.stx_mtime.tv_nsec == lst->stx_mtime.tv_nsec &&
+               ns.stx_mode == lst->stx_mode && ns.stx_uid == lst->stx_uid && ns.stx_gid == lst->stx_gid &&
+               !S_ISDIR(lst->stx_mode) && (time_t) lst->stx_ctime.tv_sec < t->newest_time;
+}
+
+/* Is the live entry (dir_fd/name, lst) what restoring src (st) would make?  Then it is left alone. */
+static bool same_as_restored(int src, const struct statx *st, int dir_fd, const char *name, const struct statx *lst) {
+        char a[PATH_MAX + 1], b[PATH_MAX + 1];
+        ssize_t la, lb;
+
+        if ((st->stx_mode & S_IFMT) != (lst->stx_mode & S_IFMT))
+                return false;
+        if (S_ISLNK(st->stx_mode)) {
+                la = readlinkat(src, "", a, sizeof(a) - 1);
+                lb = readlinkat(dir_fd, name, b, sizeof(b) - 1);
+                return la >= 0 && la == lb && memcmp(a, b, la) == 0;
+        }
+        return S_ISREG(st->stx_mode) && st->stx_size == lst->stx_size &&
+               st->stx_mtime.tv_sec == lst->stx_mtime.tv_sec && st->stx_mtime.tv_nsec == lst->stx_mtime.tv_nsec &&
+               (lst->stx_mode & 07777) == restored_mode(st) && lst->stx_uid == geteuid();
+}
+
+/*
+ * Make the file or link src (st) in dest under a hidden name, *tmp: a
+ * regular file by reflinkat(2), keeping what she may keep, a link as
+ * the link.  -errno, and nothing left, on failure.
+ */
+static int make_file(int src, const struct statx *st, int dest, char tmp[static 64]) {
+        char target[PATH_MAX + 1];
+        ssize_t len;
+        int r;
+
+        snprintf(tmp, 64, SELF_TEMP_PREFIX "%d-%08x", (int) getpid(), (unsigned) (random() ^ (unsigned) time(NULL)));
         /*
          * What is not preserved (another user's file) gets the source's
          * permission bits less this: never a file others may write, where
-         * she did not say so herself.
+         * she did not say so herself; and what her group may not have
+         * (self_restored_mode()), from the start.
          */
         umask(022);
-        if (!S_ISLNK(st.stx_mode))
-                /* ... and what her group may not have (self_restored_mode()), from the start. */
-                umask(022 | (~self_restored_mode(st.stx_mode, preserve_for(&st)) & 0070));
-        if (S_ISLNK(st.stx_mode)) {
+        if (!S_ISLNK(st->stx_mode))
+                umask(022 | (~self_restored_mode(st->stx_mode, preserve_for(st)) & 0070));
+        if (S_ISLNK(st->stx_mode)) {
                 len = readlinkat(src, "", target, sizeof(target) - 1);
                 if (len < 0)
                         return -errno;
                 target[len] = '\0';
-                r = symlinkat(target, dest, tmp) < 0 ? -errno : 0;
-        } else {
-                r = reflinkat(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
-                /*
-                 * Another mount: her descriptor is of her mount namespace,
-                 * the snapshot of the daemon's (a private one), and
-                 * reflinkat(2) wants one mount as link(2) does.  The stock
-                 * path wants one filesystem only (FICLONE): the unnamed
-                 * inode made in her directory, its extents shared with the
-                 * snapshot's file, what preserve asks kept or the call
-                 * failed, then named in her directory; never a copy.
-                 */
-                if (r == -EXDEV)
-                        r = reflinkat_stock(src, "", dest, tmp, preserve_for(&st), AT_EMPTY_PATH) < 0 ? -errno : 0;
+                return symlinkat(target, dest, tmp) < 0 ? -errno : 0;
         }
+        r = reflinkat(src, "", dest, tmp, preserve_for(st), AT_EMPTY_PATH) < 0 ? -errno : 0;
+        /*
+         * Another mount: her descriptor is of her mount namespace, the
+         * snapshot of the daemon's (a private one), and reflinkat(2) wants
+         * one mount as link(2) does.  The stock path wants one filesystem
+         * only (FICLONE): the unnamed inode made in her directory, its
+         * extents shared with the snapshot's file, what preserve asks kept
+         * or the call failed, then named in her directory; never a copy.
+         */
+        if (r == -EXDEV)
+                r = reflinkat_stock(src, "", dest, tmp, preserve_for(st), AT_EMPTY_PATH) < 0 ? -errno : 0;
         if (r < 0)
                 return r;
         /*
          * Not her file's owner kept: it is in her own group, not the
          * file's, and what the file gave its group is not her group's.
-         * Never following a link (someone who may write dest could put
-         * one there meanwhile).
+         * Never following a link (someone who may write dest could put one
+         * there meanwhile).
          */
-        if (S_ISREG(st.stx_mode) && !(preserve_for(&st) & REFLINK_ATTR_OWNER) &&
-            fchmodat(dest, tmp, self_restored_mode(st.stx_mode, preserve_for(&st)), AT_SYMLINK_NOFOLLOW) < 0) {
+        if (!(preserve_for(st) & REFLINK_ATTR_OWNER) &&
+            fchmodat(dest, tmp, self_restored_mode(st->stx_mode, preserve_for(st)), AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
                 (void) unlinkat(dest, tmp, 0);
-                return r;
-        }
-        *what = "rename";
-        if (renameat2(dest, tmp, dest, name, RENAME_NOREPLACE) < 0) {
-                r = -errno;
-                (void) unlinkat(dest, tmp, 0);
-                if (r == -EEXIST)
-                        *what = "exists";
                 return r;
         }
         return 0;
+}
+
+static int restore_entry(SelfTree *t, int root, int dest, const char *name, const char *rel, const char *shown,
+                         unsigned depth, bool top);
+
+/* Whether rel of root, reached as this process, is a directory (for the report's trailing '/'). */
+static bool entry_is_dir(int root, const char *rel) {
+        _cleanup_close_ int fd = open_entry(root, rel);
+        struct statx st;
+
+        return fd >= 0 &&
+               statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE, &st) == 0 &&
+               S_ISDIR(st.stx_mode);
+}
+
+/* May --delete remove what the snapshot's directory rel lacks? */
+static bool delete_here(const SelfTree *t, const char *rel) {
+        if (!t->delete_limited)
+                return true;
+        for (char *const *g = t->delete_below; g && *g; g++)
+                if (path_startswith(rel, *g))
+                        return true;
+        return false;
+}
+
+/* Does delete leave rel alone: excluded (itself, or a directory above it), or skipped by the snapshot? */
+static bool delete_keeps(const SelfTree *t, const char *rel, bool is_dir) {
+        if (exclude_match(t->exclude, rel, is_dir))
+                return true;
+        for (const char *p = strchr(rel, '/'); t->exclude && p; p = strchr(p + 1, '/')) {
+                _cleanup_free_ char *up = strndup(rel, p - rel);
+
+                if (up && exclude_match(t->exclude, up, true))
+                        return true;
+        }
+        for (char *const *k = t->keep; k && *k; k++)
+                if (strcmp(*k, rel) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Remove dir_fd/name (rel in the job, shown in the report), which the
+ * snapshot does not have, as this process: what delete keeps is left
+ * (said '='), with the directories that hold it; never a link followed,
+ * never a mount entered.  Returns 1 when something was kept.
+ */
+static int delete_entry(SelfTree *t, int dir_fd, const char *name, const char *rel, const char *shown, unsigned depth) {
+        _cleanup_close_ int fd = -EBADF;
+        char **names = NULL;
+        struct statx lst;
+        size_t n = 0;
+        int r, kept = 0;
+
+        r = statx_no_xdev(dir_fd, name, STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME | STATX_CTIME |
+                          STATX_UID | STATX_GID, &lst);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                refuse(t, shown, false, r == -EXDEV ? "a mount point: never removed" : "cannot look at it", r);
+                return 1;
+        }
+        if (delete_keeps(t, rel, S_ISDIR(lst.stx_mode))) {
+                t->kept++;
+                say(t, '=', shown, S_ISDIR(lst.stx_mode), "excluded or skipped: --delete leaves it");
+                return 1;
+        }
+        if (!t->replace) {
+                refuse(t, shown, S_ISDIR(lst.stx_mode), "not removed without a guard snapshot", -EEXIST);
+                return 1;
+        }
+        if (S_ISDIR(lst.stx_mode) && ((t->exclude && *t->exclude) || (t->keep && *t->keep))) {
+                if (depth > SELF_RESTORE_DEPTH_MAX) {
+                        refuse(t, shown, true, "too deep", -ELOOP);
+                        return 1;
+                }
+                /* Emptied one entry at a time, as her: what is kept stays. */
+                fd = open_no_xdev(dir_fd, name, O_RDONLY | O_DIRECTORY);
+                r = fd < 0 ? fd : dir_names_sorted(fd, &names, &n);
+                if (r < 0) {
+                        refuse(t, shown, true, strerror(-r), r);
+                        return 1;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_free_ char *crel = path_add(rel, names[i]), *cshown = path_add(shown, names[i]);
+
+                        if (!crel || !cshown) {
+                                t->error = -ENOMEM;
+                                kept = 1;
+                                break;
+                        }
+                        kept |= delete_entry(t, fd, names[i], crel, cshown, depth + 1);
+                }
+                strv_free(names);
+                if (kept)
+                        return 1;
+        }
+        t->removed++;
+        if (!kept_already(t, rel, &lst))
+                t->unkept++;
+        if (t->dry_run) {
+                say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
+                return 0;
+        }
+        r = rm_rf_at(dir_fd, name);
+        if (r < 0) {
+                refuse(t, shown, S_ISDIR(lst.stx_mode), strerror(-r), r);
+                return 1;
+        }
+        say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
+        return 0;
+}
+
+/*
+ * The live directory ddir (O_RDONLY; -EBADF in a dry run where it is not
+ * made yet): each entry of the snapshot's directory sdir restored into
+ * it, then, with delete, what the snapshot's does not have removed.
+ */
+static void restore_children(SelfTree *t, int root, int sdir, int ddir, const char *rel, const char *shown,
+                             unsigned depth) {
+        char **names = NULL, **live = NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        r = dir_names_sorted(sdir, &names, &n);
+        if (r < 0) {
+                refuse(t, shown, true, "cannot list it in the snapshot", r);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *crel = path_add(rel, names[i]), *cshown = path_add(shown, names[i]);
+
+                if (!crel || !cshown) {
+                        t->error = -ENOMEM;
+                        break;
+                }
+                (void) restore_entry(t, root, ddir, names[i], crel, cshown, depth + 1, false);
+        }
+        if (t->delete && ddir >= 0 && delete_here(t, rel)) {
+                r = dir_names_sorted(ddir, &live, &k);
+                if (r < 0)
+                        refuse(t, shown, true, "cannot list it to delete what the snapshot lacks", r);
+                for (size_t i = 0; r >= 0 && i < k; i++) {
+                        _cleanup_free_ char *crel = NULL, *cshown = NULL;
+
+                        if (names_contain(names, n, live[i]) ||
+                            strncmp(live[i], SELF_TEMP_PREFIX, strlen(SELF_TEMP_PREFIX)) == 0)
+                                continue;
+                        crel = path_add(rel, live[i]);
+                        cshown = path_add(shown, live[i]);
+                        if (!crel || !cshown) {
+                                t->error = -ENOMEM;
+                                break;
+                        }
+                        (void) delete_entry(t, ddir, live[i], crel, cshown, depth + 1);
+                }
+        }
+        strv_free(names);
+        strv_free(live);
+}
+
+/*
+ * rel of the snapshot root into dest as name (shown in the report as
+ * shown).  Returns 0 or, for the top entry (the only one whose failure
+ * is the call's), -ENOENT (not visible), -EMEDIUMTYPE, -EEXIST (a live
+ * entry and no replacing), or -errno; below it, problems are refused
+ * entries in the report.
+ */
+static int restore_entry(SelfTree *t, int root, int dest, const char *name, const char *rel, const char *shown,
+                         unsigned depth, bool top) {
+        _cleanup_close_ int src = -EBADF, sdir = -EBADF, ddir = -EBADF;
+        struct statx st, lst;
+        bool have_live, made = false;
+        char tmp[64];
+        int r;
+
+        if (t->error == -ENOMEM)
+                return -ENOMEM;
+        /* Visible as Versions() says it: the stricter of the snapshot and the live tree. */
+        if (self_visible_now(t->live, t->roots, t->n, rel) < 0 || self_find_version(root, rel, &st) < 0) {
+                if (top)
+                        return -ENOENT;
+                /* Its name is in a directory she may list: that much she may be told, and its type. */
+                refuse(t, shown, entry_is_dir(root, rel), "not restored: you may not read it", -EACCES);
+                return 0;
+        }
+        if (!S_ISREG(st.stx_mode) && !S_ISLNK(st.stx_mode) && !S_ISDIR(st.stx_mode)) {
+                if (top)
+                        return -EMEDIUMTYPE;
+                refuse(t, shown, false, "neither a file, a directory nor a symbolic link: never made for a user",
+                       -EMEDIUMTYPE);
+                return 0;
+        }
+        if (depth > SELF_RESTORE_DEPTH_MAX) {
+                refuse(t, shown, S_ISDIR(st.stx_mode), "too deep", -ELOOP);
+                return top ? -ELOOP : 0;
+        }
+        src = open_entry(root, rel);
+        if (src < 0) {
+                if (top)
+                        return -ENOENT;
+                refuse(t, shown, false, "not restored: you may not read it", -EACCES);
+                return 0;
+        }
+        /* The live twin, as she sees it (dest < 0: a directory not made, in a dry run). */
+        r = dest < 0 ? -ENOENT : statx_no_xdev(dest, name, STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME |
+                                               STATX_CTIME | STATX_UID | STATX_GID, &lst);
+        if (r < 0 && r != -ENOENT) {
+                if (top)
+                        return r;
+                refuse(t, shown, S_ISDIR(st.stx_mode), r == -EXDEV ? "a mount point: never replaced" :
+                       "cannot look at it", r);
+                return 0;
+        }
+        have_live = r >= 0;
+
+        if (S_ISDIR(st.stx_mode)) {
+                if (have_live && !S_ISDIR(lst.stx_mode)) {
+                        refuse(t, shown, true, "not a directory here: not replaced by one", -ENOTDIR);
+                        return top ? -ENOTDIR : 0;
+                }
+                /* Listed as her in the snapshot (visible: she may). */
+                sdir = open_no_xdev(src, ".", O_RDONLY | O_DIRECTORY);
+                if (sdir < 0) {
+                        refuse(t, shown, true, "not restored: you may not read it", sdir);
+                        return top ? -ENOENT : 0;
+                }
+                if (!have_live) {
+                        t->made++;
+                        if (!t->dry_run) {
+                                if (mkdirat(dest, name, 0700) < 0) {
+                                        r = -errno;
+                                        refuse(t, shown, true, strerror(-r), r);
+                                        return top ? r : 0;
+                                }
+                                made = true;
+                        }
+                        say(t, '+', shown, true, NULL);
+                }
+                if (have_live || made) {
+                        ddir = open_no_xdev(dest, name, O_RDONLY | O_DIRECTORY);
+                        if (ddir < 0) {
+                                refuse(t, shown, true, ddir == -EXDEV ? "a mount point: never entered" :
+                                       strerror(-ddir), ddir);
+                                return top ? ddir : 0;
+                        }
+                }
+                restore_children(t, root, sdir, ddir, rel, shown, depth);
+                /* Its metadata back, as far as she may set it (her own directory: mode and times). */
+                if (!t->dry_run && ddir >= 0) {
+                        struct timespec ts[2] = {
+                                { .tv_sec = st.stx_atime.tv_sec, .tv_nsec = st.stx_atime.tv_nsec },
+                                { .tv_sec = st.stx_mtime.tv_sec, .tv_nsec = st.stx_mtime.tv_nsec },
+                        };
+
+                        if (fchmod(ddir, restored_mode(&st)) >= 0)
+                                t->dirs++;
+                        (void) futimens(ddir, ts);
+                }
+                return 0;
+        }
+
+        if (have_live && S_ISDIR(lst.stx_mode)) {
+                refuse(t, shown, false, "a directory here: not replaced", -EISDIR);
+                return top ? -EISDIR : 0;
+        }
+        if (have_live && same_as_restored(src, &st, dest, name, &lst)) {
+                t->kept++;
+                say(t, '=', shown, false, NULL);
+                return 0;
+        }
+        if (have_live && !t->replace) {
+                if (top)
+                        return -EEXIST;
+                refuse(t, shown, false, "exists: not replaced without a guard snapshot", -EEXIST);
+                return 0;
+        }
+        if (have_live) {
+                t->replaced++;
+                if (!kept_already(t, rel, &lst))
+                        t->unkept++;
+        } else
+                t->made++;
+        if (t->dry_run) {
+                say(t, have_live ? '~' : '+', shown, false, NULL);
+                return 0;
+        }
+        r = make_file(src, &st, dest, tmp);
+        if (r < 0) {
+                refuse(t, shown, false, strerror(-r), r);
+                return top ? r : 0;
+        }
+        /* Beside its live twin, renamed over it (a guard holds it), or to a name that is not there. */
+        if (renameat2(dest, tmp, dest, name, have_live ? 0 : RENAME_NOREPLACE) < 0) {
+                r = -errno;
+                (void) unlinkat(dest, tmp, 0);
+                if (r == -EEXIST && top)
+                        return -EEXIST;
+                refuse(t, shown, false, r == -EEXIST ? "exists: not replaced without a guard snapshot" :
+                       strerror(-r), r);
+                return top ? r : 0;
+        }
+        say(t, have_live ? '~' : '+', shown, false, NULL);
+        return 0;
+}
+
+int self_restore_tree(int live, const int *roots, size_t n, size_t which, const char *rel, int dest,
+                      const char *name, SelfTree *t) {
+        struct statx d;
+
+        if (!self_path_valid(rel) || !*rel || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+            strcmp(name, "..") == 0)
+                return -EINVAL;
+        if (which >= n || roots[which] < 0)
+                return -ENOENT;
+        t->live = live;
+        t->roots = roots;
+        t->n = n;
+        /* Not visible: said before anything about the destination, as Versions() would say it. */
+        if (self_visible_now(live, roots, n, rel) < 0 || self_find_version(roots[which], rel, &(struct statx) {}) < 0)
+                return -ENOENT;
+        /* The destination: a directory (her descriptor; the kernel checks her rights on it when it is written). */
+        if (statx(dest, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &d) < 0)
+                return -errno;
+        if (!S_ISDIR(d.stx_mode))
+                return -ENOTDIR;
+        return restore_entry(t, roots[which], dest, name, rel, name, 0, true);
 }

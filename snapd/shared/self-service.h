@@ -3,7 +3,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /*
  * Self-service lookups (refsnap's specification, "Self-service for
@@ -69,7 +71,7 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
 
 /*
  * The mode a restored regular file of mode gets, with preserve what
- * reflinkat(2) kept of it (self_restore()): mode itself where its owner
+ * reflinkat(2) kept of it (self_restore_tree()): mode itself where its owner
  * is kept; otherwise it is hers in her own group, a group that is not the
  * file's, so group and ACL mask may grant no more than the file gave
  * others (other's bits, less write unless its mode is kept: another
@@ -79,22 +81,71 @@ int self_list_versions(int live, const int *roots, char *const *names, size_t n,
  */
 mode_t self_restored_mode(mode_t mode, unsigned preserve);
 
+/* The hidden names a restore makes its entries under, beside their live twins (never deleted by it). */
+#define SELF_TEMP_PREFIX ".refsnap-mine-"
+/* How deep a restored directory may go. */
+#define SELF_RESTORE_DEPTH_MAX 128
+
+typedef struct SelfTree {
+        /* In. */
+        bool dry_run;           /* what would be done, said, nothing done */
+        bool replace;           /* live entries may be replaced and removed (a guard snapshot holds them) */
+        bool delete;            /* remove what the snapshot's directories do not have */
+        /*
+         * delete only in directories at or below these (relative to the
+         * job's source; NULL-terminated, may be empty) when delete_limited:
+         * a guard snapshot of some paths holds nothing else, and --delete
+         * from it elsewhere would remove what it never held.
+         */
+        bool delete_limited;
+        char *const *delete_below;
+        /*
+         * What delete leaves alone, as root's restore does: what the job
+         * excludes (exclude_match() of the path in the snapshot, or of a
+         * directory above it) and what the snapshot skipped (keep, paths).
+         */
+        char *const *exclude;
+        char *const *keep;
+        int newest;             /* the newest snapshot's root, for kept_already (-EBADF: none) */
+        time_t newest_time;     /* when it began */
+        FILE *out;              /* the report: one line an entry, "MARK HEXPATH[ WHY]" */
+        /* Out. */
+        uint64_t made, replaced, removed, kept, dirs, refused;
+        /* Live entries replaced or removed that the newest snapshot does not hold as they are. */
+        uint64_t unkept;
+        int error;              /* the first refused entry's -errno */
+        /* Internal. */
+        int live;
+        const int *roots;
+        size_t n;
+} SelfTree;
+
 /*
  * Restore rel of the snapshot roots[which] (of roots[n], oldest first, as
  * self_visible_now() takes them) as this process (the caller) into the
- * directory dest, as name: made there under a hidden temporary name,
- * then renamed to name only where name is not there
- * (RENAME_NOREPLACE: no guard snapshot is taken, so a live entry is
- * never replaced; -EEXIST, *what "exists", the dry run too).  A regular file is made with
- * reflinkat(2) keeping what she may keep (her own file: owner, when its
- * group is one of hers, mode with set-id bits, ACL; another user's
+ * directory dest, as name.  Each entry is checked as Versions() checks
+ * one (the stricter of the snapshot and the live tree); a directory is
+ * entered only where she may list it (a name in a directory she may
+ * search but not list is never read), made or merged into, and given its
+ * mode and times back as far as she may set them; a regular file is made
+ * with reflinkat(2) keeping what she may keep (her own file: owner, when
+ * its group is one of hers, mode with set-id bits, ACL; another user's
  * readable file: none, so it is hers, without set-id bits); a symbolic
- * link comes back as the link; a directory is not restored here; a
- * device node, FIFO or socket never.  dry_run: the checks alone.  Returns
- * 0, -ENOENT when rel is not visible to her (self_visible_now(),
- * self_find_version(): whatever the reason), -EISDIR, -EMEDIUMTYPE (a
- * type never made), or the -errno of the making (why said in *what:
- * "make", "rename", "exists" or "destination").
+ * link comes back as the link; a device node, FIFO or socket never.  Each
+ * is made beside its live twin under a hidden name (SELF_TEMP_PREFIX)
+ * and renamed over it where t->replace says a guard snapshot holds what
+ * is there (else to a name that is not there: RENAME_NOREPLACE); a live
+ * entry that already is what would be made is left alone.  With
+ * t->delete, what a directory of the snapshot lacks is removed from its
+ * live twin (rm_rf_at(): no link followed, no mount entered, the kernel
+ * judging her), only where t->replace.  t->dry_run: said, not done.  The
+ * report (t->out) has one line an entry: '+' made, '~' replaced, '-'
+ * removed, '=' left alone, '!' refused with why; a name is said only
+ * where she could list its directory.
+ * Returns 0 (entries refused below the top are in t->refused and
+ * t->error), -ENOENT when rel is not visible to her (whatever the
+ * reason), -EMEDIUMTYPE (a type never made), -EEXIST (a live entry and
+ * not t->replace), -ENOTDIR (the destination), or another -errno.
  */
-int self_restore(int live, const int *roots, size_t n, size_t which, const char *rel, int dest, const char *name,
-                 bool dry_run, const char **what);
+int self_restore_tree(int live, const int *roots, size_t n, size_t which, const char *rel, int dest,
+                      const char *name, SelfTree *t);
