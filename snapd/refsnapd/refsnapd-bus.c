@@ -890,7 +890,10 @@ static int method_versions(sd_bus_message *msg, void *userdata, sd_bus_error *er
         return self_method_versions(msg, b->self, &b->polkit, error);
 }
 
-/* RestoreMine(ay path, s snapshot, h directory, a{sv} options) -> (s job, s snapshot): as the caller. */
+/*
+ * RestoreMine(ay path, s snapshot, h directory, a{sv} options)
+ *   -> (s job, s snapshot, a(yays) entries, a{sv} info): refsnapd-self.c, as the caller.
+ */
 static int method_restore_mine(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
 
