@@ -41,6 +41,7 @@ typedef struct Job {
         usec_t hook_timeout;    /* each hook's; 0: none */
         usec_t full_every;      /* a full snapshot when the last full one is this old; 0: only when needed */
         bool accept_quota_charges;      /* a store where user or group quotas are enforced is accepted */
+        bool public;            /* its source and store shown to every user over D-Bus (else root's alone) */
         char *file;             /* where the section first appeared */
         unsigned line;
         KeyWhere source_at, store_at, hook_at[2];       /* hook_at: pre_snapshot, post_snapshot */
