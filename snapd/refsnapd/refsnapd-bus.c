@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,8 +21,10 @@
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
 #include "refsnapd-self.h"
+#include "stat-util.h"
 #include "store.h"
 #include "strv.h"
+#include "time-util.h"
 
 typedef enum WaitKind {
         WAIT_SNAPSHOT,          /* Snapshot(), SnapshotFull(): answered (s snapshot) */
@@ -1005,18 +1008,46 @@ static int job_get_paused_until(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "t", (uint64_t) (js->paused ? js->paused_until : 0));
 }
 
-/* SnapshotsKept: the snapshots the store lists now (invalidated, not sent, when it may have changed). */
+/*
+ * SnapshotsKept: the snapshots the store lists now (invalidated, not
+ * sent, when it may have changed).  Anyone may read it, and a listing
+ * looks at every snapshot: the count is kept (JobState.kept) while the
+ * store's directory is the same one with the same modification time,
+ * which a snapshot made, renamed or removed changes.  A modification
+ * time within KEPT_MTIME_SLACK_USEC of the count is not trusted (the
+ * kernel stamps it from a coarse clock: a change in the same tick could
+ * leave it as it was), so such a count is made again next time.
+ */
+#define KEPT_MTIME_SLACK_USEC (100 * USEC_PER_MSEC)
+
 static int job_get_kept(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         _cleanup_close_ int store = -EBADF;
         JobState *js = userdata;
+        usec_t now = now_realtime();
         char **names = NULL;
+        struct stat st;
+        bool stated;
         size_t n = 0;
 
         store = js->job ? store_open(js->job->store, false) : -EBADF;
-        if (store >= 0 && store_list(store, &names, &n) < 0)
+        stated = store >= 0 && fstat(store, &st) == 0;
+        if (stated && js->kept_known && file_id_is(&st, js->kept_store) &&
+            st.st_mtim.tv_sec == js->kept_mtime.tv_sec && st.st_mtim.tv_nsec == js->kept_mtime.tv_nsec)
+                return sd_bus_message_append(reply, "u", js->kept);
+        js->kept_known = false;
+        if (store >= 0 && store_list(store, &names, &n) < 0) {
                 n = 0;
+                stated = false;
+        }
         strv_free(names);
+        if (stated && (usec_t) st.st_mtim.tv_sec * USEC_PER_SEC + (usec_t) st.st_mtim.tv_nsec / 1000 +
+                      KEPT_MTIME_SLACK_USEC <= now) {
+                js->kept_known = true;
+                js->kept = (uint32_t) n;
+                js->kept_store = file_id(&st);
+                js->kept_mtime = st.st_mtim;
+        }
         return sd_bus_message_append(reply, "u", (uint32_t) n);
 }
 

@@ -54,6 +54,16 @@ typedef struct JobState {
         bool paused;            /* its due times are skipped (Pause()), as its store's .paused says */
         usec_t paused_until;    /* CLOCK_REALTIME when the pause ends, 0: until resumed */
         sd_event_source *pause_timer;   /* ends a pause with an end */
+        /*
+         * Its store's snapshots as last counted (the bus's SnapshotsKept,
+         * which anyone may read), and the store's directory then: its
+         * identity and modification time.  Counted again when either
+         * differs; kept_known false: not counted yet.
+         */
+        bool kept_known;
+        uint32_t kept;
+        FileId kept_store;
+        struct timespec kept_mtime;
 } JobState;
 
 typedef struct ManagerListener {

@@ -129,6 +129,15 @@ ok test "$(gp /org/refsnap1/job/bt $J LastResult)" = 's "failed"'
 ok test "$(gp /org/refsnap1/job/bt $J Running)" = "b false"
 ok test "$(gp /org/refsnap1/job/bt $J Paused)" = "b false"
 ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
+# Anyone may read it, so the count is kept while the store's directory
+# keeps its modification time (an old one here: kept), and made again
+# when a snapshot comes or goes.
+touch -d '1 hour ago' "$t/store2"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
+mkdir "$t/store2/2020-01-01T12:00:00Z"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 3"
+rmdir "$t/store2/2020-01-01T12:00:00Z"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
 ok test "$(gp /org/refsnap1/job/pr $J LastSnapshot)" = 's "2020-01-02T00:00:00Z"'
 ok test "$(gp /org/refsnap1/job/pr $J LastSnapshotUSec)" = "t 1577923200000000"
 next=$(gp /org/refsnap1/job/bt $J NextDueUSec)
