@@ -149,6 +149,9 @@ int verb_diff(int argc, char *argv[]) {
                 fprintf(stderr, "refsnapctl: usage: diff JOB SNAP [SNAP|live] [PATH]\n");
                 return EXIT_USAGE;
         }
+        r = require_root("diff");
+        if (r != EXIT_OK)
+                return r;
         parse_diff_args(argc, argv, &other, &path);
         r = open_job_snapshot(&c, argv[1], argv[2], &job, &store, &a, an);
         if (r != EXIT_OK)

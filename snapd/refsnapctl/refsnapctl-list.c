@@ -129,6 +129,9 @@ int verb_list(int argc, char *argv[]) {
         bool first = true;
         int ret = EXIT_OK, r;
 
+        r = require_root("list");
+        if (r != EXIT_OK)
+                return r;
         r = load_config(&c);
         if (r < 0)
                 return exit_status_from_errno(r);

@@ -149,8 +149,8 @@ int verb_versions(int argc, char *argv[]) {
                 printf(",\"path\":");
                 json_string(stdout, path);
                 printf(",\"versions\":[");
-        } else
-                printf("%-24s %-22s %10s  %s\n", "SNAPSHOT", "MODIFIED", "SIZE", "TYPE");
+        } else if (arg_legend)
+                printf("%-24s %-23s %10s  %s\n", "SNAPSHOT", "MODIFIED", "SIZE", "TYPE");
         for (;;) {
                 const char *snap;
                 uint64_t when, size, mtime;
@@ -173,8 +173,9 @@ int verb_versions(int argc, char *argv[]) {
                                (unsigned long long) when, (unsigned long long) size, (unsigned long long) mtime,
                                (unsigned) (mode & 07777), type_of(mode), differs ? "true" : "false");
                 } else
-                        printf("%-24s %-22s %10s  %s%s\n", snap,
-                               format_usec_utc(mtime, TIMESTAMP_LOG, "-", t, sizeof(t)),
+                        /* The file's time for a person, as status and list say theirs (--utc: in UTC). */
+                        printf("%-24s %-23s %10s  %s%s\n", snap,
+                               format_usec_human(mtime, arg_utc, "-", t, sizeof(t)),
                                format_bytes(size, s, sizeof(s)), type_of(mode), differs ? "" : "  (unchanged)");
                 first = false;
         }

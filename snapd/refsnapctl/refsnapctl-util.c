@@ -13,6 +13,14 @@
 #include "refsnapctl.h"
 #include "store.h"
 
+int require_root(const char *verb) {
+        if (geteuid() == 0)
+                return EXIT_OK;
+        fprintf(stderr, "refsnapctl: %s: only root may read the snapshots directly (your own files: refsnapctl "
+                "versions PATH, refsnapctl restore --mine SNAP PATH)\n", verb);
+        return EXIT_DENIED;
+}
+
 int load_config(Config **ret) {
         _cleanup_free_ char *errors = NULL;
         int r;

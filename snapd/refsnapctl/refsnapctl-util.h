@@ -55,3 +55,11 @@ bool bus_error_not_running(const sd_bus_error *e, int r);
 
 /* The exit status for a failed call to refsnapd (e may be NULL), after saying why. */
 int bus_exit(const sd_bus_error *e, int r);
+
+/*
+ * The verbs that read the stores directly (list, diff): root's, as the
+ * stores are (0700).  For anyone else EXIT_DENIED, said before anything
+ * is read, so that no job's source or store is named to her; else
+ * EXIT_OK.
+ */
+int require_root(const char *verb);

@@ -344,6 +344,12 @@ out=$("${nobus[@]}" "$ctl" pause home --until '2099-01-01 00:00' 2>&1)
 ok test $? = 3
 out=$("${nobus[@]}" "$ctl" pause home --until 2099-01-01T00:00:00Z 2>&1)
 ok test $? = 3
+# public = yes|no, nothing else: check-config says where.
+echo "public = sometimes" >> "$t/main.conf"
+out=$("$ctl" "${c[@]}" check-config 2>&1)
+ok test $? = 1
+ok grep -q "main.conf:6: public: 'sometimes' is not a boolean (yes or no)" <<<"$out"
+sed -i '$d' "$t/main.conf"
 echo "colour = blue" >> "$t/main.conf"
 out=$("$ctl" "${c[@]}" check-config 2>&1)
 ok test $? = 1

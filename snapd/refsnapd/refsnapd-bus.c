@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,8 +24,10 @@
 #include "refsnapd-log-control.h"
 #include "refsnapd-polkit.h"
 #include "refsnapd-self.h"
+#include "stat-util.h"
 #include "store.h"
 #include "strv.h"
+#include "time-util.h"
 
 typedef enum WaitKind {
         WAIT_SNAPSHOT,          /* Snapshot(), SnapshotFull(): answered (s snapshot) */
@@ -1093,11 +1096,68 @@ static int job_get_name(sd_bus *bus, const char *path, const char *interface, co
         return sd_bus_message_append(reply, "s", js->name);
 }
 
-/* Source, Store: ay, a file name being bytes (a D-Bus string must be UTF-8). */
+/*
+ * Whether the call being answered comes from root: the euid the bus
+ * driver says for the sender's connection (never augmented from /proc).
+ * A unique name is one connection for its life and never given again,
+ * so the last sender's answer is kept: a client reading many properties
+ * (GetManagedObjects, a poll) costs one question to the bus driver, not
+ * one per property.  Any doubt is "not root".
+ */
+static bool sender_is_root(sd_bus_message *m) {
+        static char last[256];
+        static bool last_root;
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *sender = sd_bus_message_get_sender(m);
+        uid_t euid;
+
+        if (!sender || strlen(sender) >= sizeof(last))
+                return false;
+        if (strcmp(sender, last) == 0)
+                return last_root;
+        if (sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds) < 0 ||
+            (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID) ||
+            sd_bus_creds_get_euid(creds, &euid) < 0)
+                return false;
+        snprintf(last, sizeof(last), "%s", sender);
+        last_root = euid == 0;
+        return last_root;
+}
+
+/*
+ * Whether a job's paths (Source, Store) go into what is being sent: for
+ * a job "public = yes", always; otherwise only into the answer to root's
+ * Get, GetAll or GetManagedObjects.  Everything else gets them empty: a
+ * user's call (the kernel's check as her would need a worker per read,
+ * and a property is answered at once, in the loop), and anything sent
+ * unasked, which does not know who reads it (they are invalidated, never
+ * sent, in PropertiesChanged, and sd-bus leaves such properties out of
+ * InterfacesAdded; this holds should that change).  Nothing here forks,
+ * and the one question (to the bus driver) is asked once per client.
+ */
+static bool job_paths_shown(sd_bus *bus, const JobState *js) {
+        sd_bus_message *m = sd_bus_get_current_message(bus);
+
+        if (!js->job)
+                return false;
+        if (js->job->public)
+                return true;
+        if (!m || !(sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get") ||
+                    sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "GetAll") ||
+                    sd_bus_message_is_method_call(m, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")))
+                return false;
+        return sender_is_root(m);
+}
+
+/*
+ * Source, Store: ay, a file name being bytes (a D-Bus string must be
+ * UTF-8); empty (the type kept) where job_paths_shown() says no.
+ */
 static int job_get_path(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         JobState *js = userdata;
-        const char *p = !js->job ? "" : strcmp(property, "Source") == 0 ? js->job->source : js->job->store;
+        const char *p = !job_paths_shown(bus, js) ? "" :
+                        strcmp(property, "Source") == 0 ? js->job->source : js->job->store;
 
         return sd_bus_message_append_array(reply, 'y', p, strlen(p));
 }
@@ -1159,18 +1219,46 @@ static int job_get_paused_until(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "t", (uint64_t) (js->paused ? js->paused_until : 0));
 }
 
-/* SnapshotsKept: the snapshots the store lists now (invalidated, not sent, when it may have changed). */
+/*
+ * SnapshotsKept: the snapshots the store lists now (invalidated, not
+ * sent, when it may have changed).  Anyone may read it, and a listing
+ * looks at every snapshot: the count is kept (JobState.kept) while the
+ * store's directory is the same one with the same modification time,
+ * which a snapshot made, renamed or removed changes.  A modification
+ * time within KEPT_MTIME_SLACK_USEC of the count is not trusted (the
+ * kernel stamps it from a coarse clock: a change in the same tick could
+ * leave it as it was), so such a count is made again next time.
+ */
+#define KEPT_MTIME_SLACK_USEC (100 * USEC_PER_MSEC)
+
 static int job_get_kept(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         _cleanup_close_ int store = -EBADF;
         JobState *js = userdata;
+        usec_t now = now_realtime();
         char **names = NULL;
+        struct stat st;
+        bool stated;
         size_t n = 0;
 
         store = js->job ? store_open(js->job->store, false) : -EBADF;
-        if (store >= 0 && store_list(store, &names, &n) < 0)
+        stated = store >= 0 && fstat(store, &st) == 0;
+        if (stated && js->kept_known && file_id_is(&st, js->kept_store) &&
+            st.st_mtim.tv_sec == js->kept_mtime.tv_sec && st.st_mtim.tv_nsec == js->kept_mtime.tv_nsec)
+                return sd_bus_message_append(reply, "u", js->kept);
+        js->kept_known = false;
+        if (store >= 0 && store_list(store, &names, &n) < 0) {
                 n = 0;
+                stated = false;
+        }
         strv_free(names);
+        if (stated && (usec_t) st.st_mtim.tv_sec * USEC_PER_SEC + (usec_t) st.st_mtim.tv_nsec / 1000 +
+                      KEPT_MTIME_SLACK_USEC <= now) {
+                js->kept_known = true;
+                js->kept = (uint32_t) n;
+                js->kept_store = file_id(&st);
+                js->kept_mtime = st.st_mtim;
+        }
         return sd_bus_message_append(reply, "u", (uint32_t) n);
 }
 
@@ -1179,8 +1267,9 @@ static int job_get_kept(sd_bus *bus, const char *path, const char *interface, co
 static const sd_bus_vtable job_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Name", "s", job_get_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Source", "ay", job_get_path, 0, CHANGE),
-        SD_BUS_PROPERTY("Store", "ay", job_get_path, 0, CHANGE),
+        /* Invalidated, never sent: a signal does not know who reads it (job_paths_shown()). */
+        SD_BUS_PROPERTY("Source", "ay", job_get_path, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        SD_BUS_PROPERTY("Store", "ay", job_get_path, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_PROPERTY("IntervalUSec", "t", job_get_interval, 0, CHANGE),
         SD_BUS_PROPERTY("Running", "b", job_get_bool, 0, CHANGE),
         SD_BUS_PROPERTY("Changed", "b", job_get_bool, 0, CHANGE),

@@ -61,6 +61,16 @@ typedef struct JobState {
          */
         unsigned guards;
         usec_t due_waiting;
+        /*
+         * Its store's snapshots as last counted (the bus's SnapshotsKept,
+         * which anyone may read), and the store's directory then: its
+         * identity and modification time.  Counted again when either
+         * differs; kept_known false: not counted yet.
+         */
+        bool kept_known;
+        uint32_t kept;
+        FileId kept_store;
+        struct timespec kept_mtime;
 } JobState;
 
 typedef struct ManagerListener {

@@ -130,6 +130,15 @@ ok test "$(gp /org/refsnap1/job/bt $J LastResult)" = 's "failed"'
 ok test "$(gp /org/refsnap1/job/bt $J Running)" = "b false"
 ok test "$(gp /org/refsnap1/job/bt $J Paused)" = "b false"
 ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
+# Anyone may read it, so the count is kept while the store's directory
+# keeps its modification time (an old one here: kept), and made again
+# when a snapshot comes or goes.
+touch -d '1 hour ago' "$t/store2"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
+mkdir "$t/store2/2020-01-01T12:00:00Z"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 3"
+rmdir "$t/store2/2020-01-01T12:00:00Z"
+ok test "$(gp /org/refsnap1/job/pr $J SnapshotsKept)" = "u 2"
 ok test "$(gp /org/refsnap1/job/pr $J LastSnapshot)" = 's "2020-01-02T00:00:00Z"'
 ok test "$(gp /org/refsnap1/job/pr $J LastSnapshotUSec)" = "t 1577923200000000"
 next=$(gp /org/refsnap1/job/bt $J NextDueUSec)
@@ -229,6 +238,14 @@ running='string "Running"\s*variant\s*boolean true'
 for i in $(seq 100); do seen $S PropertiesChanged "$running" && break; sleep 0.1; done
 ok seen $S PropertiesChanged "$running"
 ok seen /org/refsnap1 InterfacesAdded "object path \"$S\""
+# What is sent unasked names no job's path (a signal does not know who
+# reads it): Source and Store left out of InterfacesAdded, only
+# invalidated by PropertiesChanged.
+unseen() { ! seen "$@"; }
+ok seen /org/refsnap1 InterfacesAdded 'string "Name"\s*variant\s*string "slow.1"'
+ok unseen /org/refsnap1 InterfacesAdded 'string "Source"'
+ok seen $S PropertiesChanged 'array \[\s*string "Source"\s*string "Store"'
+ok sh -c "! grep -q '$t/src3' '$t/monitor.log'"
 start=$(date +%s%N)
 out=$("${bc[@]}" call org.refsnap1 /org/refsnap1 org.refsnap1.Manager Cancel sa{sv} slow.1 0 2>&1)
 echo "# time: Cancel() of a snapshot in its pre_snapshot hook answered in $(( ($(date +%s%N) - start) / 1000000 )) ms"

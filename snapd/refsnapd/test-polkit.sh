@@ -54,13 +54,62 @@ ok test "$(rc "$ctl" snapshot bt)" = 1
 ok grep -q 'Snapshot of bt failed' "$t/calls.log"
 ok logged "Snapshot() called by uid 0, pid [1-9][0-9]*, unit "
 ok "${bc[@]}" call "${M[@]}" Reload a{sv} 0
-# What only root could read stays root's: the reading methods (sd-bus's
-# check), the properties and the object tree (the bus policy).
+# The reading methods stay root's (sd-bus's check).
 ok test "$(rc as_nobody "$ctl" status)" = 5
 ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" ListSnapshots s bt)" = 1
-ok test "$(rc as_nobody "${bc[@]}" get-property "${M[@]}" Jobs)" = 1
-ok test "$(rc as_nobody "${bc[@]}" get-property org.refsnap1 /org/refsnap1/job/bt org.refsnap1.Job Source)" = 1
-ok test "$(rc as_nobody "${bc[@]}" call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects)" = 1
+ok test "$(rc as_nobody "${bc[@]}" call "${M[@]}" ListJobs)" = 1
+# The properties and the object tree are everyone's, systemd's way, but
+# a job's paths (Source, Store) only root's, or everyone's for a job
+# "public = yes": anyone else reads them empty (the type kept), in Get,
+# GetAll and GetManagedObjects alike.
+J=(org.refsnap1 /org/refsnap1/job/bt org.refsnap1.Job)
+# bytes PATH: PATH as busctl prints an ay's bytes.
+lacks() { ! grep -q -- "$1" <<<"$2"; }
+bytes() { printf '%s' "$1" | od -An -tu1 | tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
+ok test "$(as_nobody "${bc[@]}" get-property "${M[@]}" Jobs 2>&1)" = 'a(so) 2 "bt" "/org/refsnap1/job/bt" "pr" "/org/refsnap1/job/pr"'
+ok test "$(as_nobody "${bc[@]}" get-property "${J[@]}" Name 2>&1)" = 's "bt"'
+ok test "$(as_nobody "${bc[@]}" get-property "${J[@]}" IntervalUSec 2>&1)" = 't 3600000000'
+ok test "$(as_nobody "${bc[@]}" get-property "${J[@]}" Source 2>&1)" = 'ay 0'
+ok test "$(as_nobody "${bc[@]}" get-property "${J[@]}" Store 2>&1)" = 'ay 0'
+ok test "$("${bc[@]}" get-property "${J[@]}" Source 2>&1)" = "ay $((${#t} + 4)) $(bytes "$t/src")"
+ok test "$("${bc[@]}" get-property "${J[@]}" Store 2>&1)" = "ay $((${#t} + 6)) $(bytes "$t/store")"
+"${bc[@]}" call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects > "$t/objs.root" 2>&1
+as_nobody "${bc[@]}" call org.refsnap1 /org/refsnap1 org.freedesktop.DBus.ObjectManager GetManagedObjects \
+	> "$t/objs.nobody" 2>&1
+ok grep -q "$(bytes "$t/src2")" "$t/objs.root"
+ok grep -q '"Name" s "pr"' "$t/objs.nobody"
+ok test "$(grep -o '"Source" ay 0 "Store" ay 0' "$t/objs.nobody" | wc -l)" = 2
+ok sh -c "! grep -q '$(bytes "$t")' '$t/objs.nobody'"
+as_nobody "${bc[@]}" call org.refsnap1 /org/refsnap1/job/bt org.freedesktop.DBus.Properties GetAll s org.refsnap1.Job \
+	> "$t/all.nobody" 2>&1
+ok grep -q '"Source" ay 0 "Store" ay 0' "$t/all.nobody"
+ok as_nobody "${bc[@]}" introspect org.refsnap1 /org/refsnap1/job/bt org.refsnap1.Job
+ok sh -c "setpriv --reuid=nobody --regid=nogroup --clear-groups ${bc[*]} tree --list org.refsnap1 | grep -qx /org/refsnap1/job/pr"
+# Nothing of them is writable by her.
+ok test "$(rc as_nobody "${bc[@]}" set-property org.refsnap1 /org/refsnap1 org.freedesktop.LogControl1 LogLevel s debug)" = 1
+ok test "$("${bc[@]}" get-property org.refsnap1 /org/refsnap1 org.freedesktop.LogControl1 LogLevel)" != 's "debug"'
+# A job public = yes (a drop-in, reloaded): its paths shown to her too; the others' still not.
+mkdir -p "$t/conf.d" "$t/pubsrc"
+printf '[pub]\nsource = %s\nstore = %s\ninterval = 1h\npublic = yes\n' "$t/pubsrc" "$t/pubstore" > "$t/conf.d/pub.conf"
+ok "${bc[@]}" call "${M[@]}" Reload a{sv} 0
+P=(org.refsnap1 /org/refsnap1/job/pub org.refsnap1.Job)
+ok test "$(as_nobody "${bc[@]}" get-property "${P[@]}" Source 2>&1)" = "ay $((${#t} + 7)) $(bytes "$t/pubsrc")"
+ok test "$(as_nobody "${bc[@]}" get-property "${P[@]}" Store 2>&1)" = "ay $((${#t} + 9)) $(bytes "$t/pubstore")"
+ok test "$(as_nobody "${bc[@]}" get-property "${J[@]}" Source 2>&1)" = 'ay 0'
+# A bad value: the reload refused with the file and line, the old jobs kept.
+printf '[pub]\nsource = %s\nstore = %s\ninterval = 1h\npublic = maybe\n' "$t/pubsrc" "$t/pubstore" > "$t/conf.d/pub.conf"
+out=$("${bc[@]}" call "${M[@]}" Reload a{sv} 0 2>&1)
+ok grep -q "$t/conf.d/pub.conf:5: public: 'maybe' is not a boolean" <<<"$out"
+ok test "$(as_nobody "${bc[@]}" get-property "${P[@]}" Source 2>&1)" = "ay $((${#t} + 7)) $(bytes "$t/pubsrc")"
+rm "$t/conf.d/pub.conf"
+ok "${bc[@]}" call "${M[@]}" Reload a{sv} 0
+# The verbs that read the stores directly are root's: refused before anything is read, no path said.
+for v in "diff bt latest" "list" "list bt"; do
+	out=$(as_nobody "$ctl" -c "$t/main.conf" $v 2>&1; echo "exit $?")
+	ok grep -qx 'exit 5' <<<"$out"
+	ok grep -q "^refsnapctl: ${v%% *}: only root may read the snapshots directly" <<<"$out"
+	ok lacks "$t" "$out"
+done
 
 mark
 # polkit on the bus, saying no: refused; the question names the caller

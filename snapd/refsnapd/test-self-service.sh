@@ -144,6 +144,12 @@ ok test "$(head -2 "$t/o1" | tail -1 | cut -d' ' -f1)" = "$s2"
 versions "$t/b/src/own" mine --all
 ok test "$(grep -c '^20' "$t/o1")" = 3
 ok grep -q "^$s3 .*(unchanged)\$" "$t/o1"
+# MODIFIED: the file's time for a person, in her zone with its name (TZ), or in UTC with --utc.
+m2=$(stat -c %Y "$t/b/store/$s2/own/mine")
+TZ=XYZ-9 versions "$t/b/src/own" mine
+ok grep -q "^$s2 *$(TZ=XYZ-9 date -d "@$m2" '+%Y-%m-%d %H:%M:%S XYZ') .* 2B  file\$" "$t/o1"
+versions "$t/b/src/own" mine --utc
+ok grep -q "^$s2 *$(date -u -d "@$m2" '+%Y-%m-%d %H:%M:%S UTC') .* 2B  file\$" "$t/o1"
 versions "$t/b/src" own/mine --json
 ok grep -q '"job":"self"' "$t/o1"
 ok grep -q "\"path\":\"$t/b/src/own/mine\"" "$t/o1"

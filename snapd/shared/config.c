@@ -321,6 +321,9 @@ static int handler(void *user, const char *section, const char *key, const char 
         } else if (strcmp(key, "accept_quota_charges") == 0) {
                 if (parse_bool(value, &j->accept_quota_charges) < 0)
                         parse_error(p, key, "'%s' is not a boolean (yes or no)", value);
+        } else if (strcmp(key, "public") == 0) {
+                if (parse_bool(value, &j->public) < 0)
+                        parse_error(p, key, "'%s' is not a boolean (yes or no)", value);
         } else if (strncmp(key, "keep_", 5) == 0) {
                 static const char *const names[] = { "hourly", "daily", "weekly", "monthly", "yearly" };
                 unsigned *fields[] = { &j->retention.hourly, &j->retention.daily, &j->retention.weekly,

@@ -48,6 +48,7 @@ typedef struct Job {
          * kept listable (0755) once its parent is closed to other users.
          */
         char *smb_view;
+        bool public;            /* its source and store shown to every user over D-Bus (else root's alone) */
         char *file;             /* where the section first appeared */
         unsigned line;
         KeyWhere source_at, store_at, hook_at[2];       /* hook_at: pre_snapshot, post_snapshot */

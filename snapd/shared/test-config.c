@@ -85,7 +85,8 @@ int main(void) {
                  "pre_snapshot = /usr/local/sbin/flush-db\n"
                  "post_snapshot =\n"
                  "hook_timeout = 90s\n"
-                 "accept_quota_charges = yes\n", &c);
+                 "accept_quota_charges = yes\n"
+                 "public = yes\n", &c);
         CHECK(e == NULL);
         free(e);
         CHECK(c && c->n_jobs == 1);
@@ -111,6 +112,7 @@ int main(void) {
                 CHECK_STREQ(j->pre_snapshot, "/usr/local/sbin/flush-db");
                 CHECK(j->post_snapshot == NULL);
                 CHECK(j->accept_quota_charges);
+                CHECK(j->public);
                 CHECK(j->hook_timeout == 90 * USEC_PER_SEC);
                 CHECK(j->line == 6);
                 CHECK(config_find_job(c, "nope") == NULL);
@@ -126,6 +128,7 @@ int main(void) {
                 CHECK(c->watch_queue_bounded);
                 CHECK_STREQ(c->metrics_file, "/var/lib/prometheus/node-exporter/refsnap.prom");
                 CHECK(!c->jobs[0]->on_change);
+                CHECK(!c->jobs[0]->public);
                 CHECK(c->jobs[0]->retention.hourly == 0 && c->jobs[0]->retention.min_age == 0);
                 CHECK(c->jobs[0]->retention.keep_guard == 7 * 24 * USEC_PER_HOUR);
                 CHECK(c->jobs[0]->n_exclude == 0);
@@ -242,6 +245,8 @@ int main(void) {
         expect_error(JOB "keep_guard = soon\n", "main.conf:5: keep_guard: 'soon' is not a time span");
         expect_error(JOB "on_change = maybe\n", "main.conf:5: on_change: 'maybe' is not a boolean");
         expect_error(JOB "accept_quota_charges = maybe\n", "main.conf:5: accept_quota_charges: 'maybe' is not a boolean");
+        expect_error(JOB "public = maybe\n", "main.conf:5: public: 'maybe' is not a boolean");
+        expect_error(JOB "public =\n", "main.conf:5: public: '' is not a boolean");
         expect_error("[j]\nsource = relative/path\n", "main.conf:2: source: 'relative/path' is not an absolute");
         expect_error("[j]\nstore = /a/../b\n", "main.conf:2: store: '/a/../b' is not an absolute, normalized");
         expect_error("[j]\nstore = /a//b\n", "store: '/a//b' is not");
