@@ -101,10 +101,16 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The caller's connection left the bus: nobody waits for the answer any more. */
+/*
+ * The caller's connection left the bus: nobody waits for the answer any
+ * more.  Once: the track is dropped here (sd-bus keeps it while this
+ * runs), or sd-bus would call this again at each turn of the loop until
+ * the child has exited and been reaped.
+ */
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
         BusChild *c = userdata;
 
+        c->track = sd_bus_track_unref(c->track);
         if (kill_child(c) == 0 && may_log(c))
                 log_info("%s: the caller went away, pid %d killed", c->name, (int) c->pid);
         return 0;
