@@ -80,22 +80,39 @@ static int on_exit_(sd_event_source *s, const siginfo_t *si, void *userdata) {
         return 0;
 }
 
+/*
+ * SIGKILL, and said when it cannot be sent: a child that has become
+ * another user (a self-service worker) is the daemon's to signal only
+ * with CAP_KILL (refsnapd.service's bounding set has it).
+ */
+static int kill_child(BusChild *c) {
+        if (kill(c->pid, SIGKILL) == 0)
+                return 0;
+        if (may_log(c))
+                log_error("%s: pid %d cannot be killed: %m", c->name, (int) c->pid);
+        return -errno;
+}
+
 static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         BusChild *c = userdata;
 
-        if (may_log(c))
+        if (kill_child(c) == 0 && may_log(c))
                 log_notice("%s: pid %d ran out of its time, killed", c->name, (int) c->pid);
-        (void) kill(c->pid, SIGKILL);
         return 0;
 }
 
-/* The caller's connection left the bus: nobody waits for the answer any more. */
+/*
+ * The caller's connection left the bus: nobody waits for the answer any
+ * more.  Once: the track is dropped here (sd-bus keeps it while this
+ * runs), or sd-bus would call this again at each turn of the loop until
+ * the child has exited and been reaped.
+ */
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
         BusChild *c = userdata;
 
-        if (may_log(c))
+        c->track = sd_bus_track_unref(c->track);
+        if (kill_child(c) == 0 && may_log(c))
                 log_info("%s: the caller went away, pid %d killed", c->name, (int) c->pid);
-        (void) kill(c->pid, SIGKILL);
         return 0;
 }
 

@@ -52,42 +52,30 @@ typedef enum CredState {
 } CredState;
 
 typedef struct CredQuery {
-        CallerRegistry *registry;
-        sd_bus_message *call;   /* parked, then dispatched again */
+        ParkedCall parked;      /* first: the call, parked, then dispatched again */
         sd_bus_slot *slot;
         CredState state;
-        bool dispatched;        /* the handler has seen the answer */
         char *why;              /* CRED_UNAVAILABLE */
         Caller caller;
 } CredQuery;
 
-struct CallerRegistry {
-        CredQuery **queries;
-        size_t n;
-};
-
 static CredQuery *query_free(CredQuery *q) {
         if (!q)
                 return NULL;
-        if (q->registry)
-                for (size_t i = 0; i < q->registry->n; i++)
-                        if (q->registry->queries[i] == q) {
-                                q->registry->queries[i] = q->registry->queries[--q->registry->n];
-                                break;
-                        }
+        parked_remove(&q->parked);
         sd_bus_slot_unref(q->slot);
-        sd_bus_message_unref(q->call);
         free(q->caller.groups);
         free(q->why);
         free(q);
         return NULL;
 }
 
+static void query_free_parked(ParkedCall *p) {
+        query_free((CredQuery *) p);
+}
+
 static CredQuery *registry_find(CallerRegistry *r, sd_bus_message *call) {
-        for (size_t i = 0; r && i < r->n; i++)
-                if (r->queries[i]->call == call)
-                        return r->queries[i];
-        return NULL;
+        return (CredQuery *) parked_find(r, call);
 }
 
 /* GetConnectionCredentials' a{sv}: UnixUserID (u) and UnixGroupIDs (au); the rest skipped. */
@@ -165,7 +153,6 @@ static int read_credentials(sd_bus_message *reply, CredQuery *q) {
 
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         CredQuery *q = userdata;
-        sd_bus *bus = sd_bus_message_get_bus(q->call);
         int r;
 
         q->slot = sd_bus_slot_unref(q->slot);
@@ -181,13 +168,11 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 if (r < 0 && !q->why && asprintf(&q->why, "its answer could not be read: %s", strerror(-r)) < 0)
                         q->why = NULL;
         }
-        r = sd_bus_message_rewind(q->call, true);
-        if (r >= 0)
-                r = sd_bus_enqueue_for_read(bus, q->call);
+        r = parked_dispatch_again(&q->parked);
         if (r < 0) {
                 log_error("%s() from %s: cannot go on with the caller's credentials: %s",
-                          sd_bus_message_get_member(q->call), q->caller.sender, strerror(-r));
-                (void) sd_bus_reply_method_errno(q->call, r, NULL);
+                          sd_bus_message_get_member(q->parked.call), q->caller.sender, strerror(-r));
+                (void) sd_bus_reply_method_errno(q->parked.call, r, NULL);
                 query_free(q);
         }
         return 0;
@@ -196,8 +181,8 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 size_t caller_registry_count(const CallerRegistry *r, uid_t uid) {
         size_t k = 0;
 
-        for (size_t i = 0; r && i < r->n; i++)
-                k += r->queries[i]->caller.uid == uid;
+        for (size_t i = 0; i < parked_count(r); i++)
+                k += ((const CredQuery *) parked_get(r, i))->caller.uid == uid;
         return k;
 }
 
@@ -205,7 +190,7 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit
                     const Caller **ret, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const char *sender = sd_bus_message_get_sender(call), *member = sd_bus_message_get_member(call);
-        CredQuery *q, **a;
+        CredQuery *q;
         uid_t euid;
         gid_t egid;
         int r;
@@ -214,16 +199,16 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit
         if (q && q->state == CRED_PENDING)
                 return -EBUSY;  /* not dispatched while parked */
         if (q && q->state == CRED_UNAVAILABLE) {
-                if (!q->dispatched && self_log_allow(q->caller.uid))
+                if (!q->parked.dispatched && self_log_allow(q->caller.uid))
                         log_notice("%s() from uid %u (%s) refused: %s", member, (unsigned) q->caller.uid,
                                    q->caller.sender, q->why ? q->why : "no credentials");
-                q->dispatched = true;
+                q->parked.dispatched = true;
                 return sd_bus_error_setf(error, BUS_ERROR_CREDENTIALS_UNAVAILABLE,
                                          "The bus did not say who is calling: %s",
                                          q->why ? q->why : "no credentials");
         }
         if (q) {
-                q->dispatched = true;
+                q->parked.dispatched = true;
                 *ret = &q->caller;
                 return 1;
         }
@@ -254,26 +239,19 @@ int caller_identify(sd_bus_message *call, CallerRegistry **registry, CallerAdmit
                         return r;
         }
 
-        if (!*registry) {
-                *registry = calloc(1, sizeof(**registry));
-                if (!*registry)
-                        return -ENOMEM;
-        }
-        a = reallocarray((*registry)->queries, (*registry)->n + 1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        (*registry)->queries = a;
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
         *q = (CredQuery) {
-                .registry = *registry,
-                .call = sd_bus_message_ref(call),
                 .caller.uid = euid,
                 .caller.gid = egid,
         };
         snprintf(q->caller.sender, sizeof(q->caller.sender), "%s", sender);
-        (*registry)->queries[(*registry)->n++] = q;
+        r = parked_add(registry, &q->parked, call);
+        if (r < 0) {
+                query_free(q);
+                return r;
+        }
         r = sd_bus_call_method_async(sd_bus_message_get_bus(call), &q->slot, "org.freedesktop.DBus",
                                      "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
                                      on_credentials, q, "s", sender);
@@ -289,18 +267,7 @@ void caller_forget(CallerRegistry *registry, sd_bus_message *call) {
 }
 
 CallerRegistry *caller_registry_free(CallerRegistry *r) {
-        if (!r)
-                return NULL;
-        while (r->n > 0) {
-                CredQuery *q = r->queries[r->n - 1];
-
-                if (!q->dispatched)
-                        (void) sd_bus_reply_method_errorf(q->call, BUS_ERROR_STOPPING, "refsnapd is stopping");
-                query_free(q);
-        }
-        free(r->queries);
-        free(r);
-        return NULL;
+        return parked_registry_free(r, query_free_parked);
 }
 
 static int capget_sets(struct __user_cap_data_struct data[static _LINUX_CAPABILITY_U32S_3]) {

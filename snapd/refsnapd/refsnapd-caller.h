@@ -7,6 +7,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "refsnapd-parked.h"
+
 /*
  * Who is calling, from the bus alone, and a process that becomes her.
  *
@@ -45,7 +47,8 @@ typedef struct Caller {
 Caller *caller_free(Caller *c);
 Caller *caller_dup(const Caller *c);
 
-typedef struct CallerRegistry CallerRegistry;
+/* The calls parked for the bus driver's answer, and the answers not yet forgotten. */
+typedef ParkedRegistry CallerRegistry;
 
 /*
  * Whether a new call of uid may be parked (for the bus driver, then

@@ -67,45 +67,33 @@ typedef enum Verdict {
 } Verdict;
 
 typedef struct PolkitQuery {
-        PolkitRegistry *registry;
-        sd_bus_message *call;           /* parked, then dispatched again */
+        ParkedCall parked;              /* first: the call, parked, then dispatched again */
         sd_bus_slot *slot;              /* CheckAuthorization, while it is asked */
         sd_event_source *defer;         /* frees the query after the call's second dispatch */
         const char *action;
         uid_t uid;
         Verdict verdict;
-        bool dispatched;                /* the handler has seen the verdict */
         char *why;                      /* VERDICT_FAILED: what polkit's answer was */
         char caller[256];
 } PolkitQuery;
 
-struct PolkitRegistry {
-        PolkitQuery **queries;
-        size_t n;
-};
-
 static PolkitQuery *query_free(PolkitQuery *q) {
         if (!q)
                 return NULL;
-        if (q->registry)
-                for (size_t i = 0; i < q->registry->n; i++)
-                        if (q->registry->queries[i] == q) {
-                                q->registry->queries[i] = q->registry->queries[--q->registry->n];
-                                break;
-                        }
+        parked_remove(&q->parked);
         sd_bus_slot_unref(q->slot);
         sd_event_source_disable_unref(q->defer);
-        sd_bus_message_unref(q->call);
         free(q->why);
         free(q);
         return NULL;
 }
 
+static void query_free_parked(ParkedCall *p) {
+        query_free((PolkitQuery *) p);
+}
+
 static PolkitQuery *registry_find(PolkitRegistry *r, sd_bus_message *call) {
-        for (size_t i = 0; r && i < r->n; i++)
-                if (r->queries[i]->call == call)
-                        return r->queries[i];
-        return NULL;
+        return (PolkitQuery *) parked_find(r, call);
 }
 
 /*
@@ -145,7 +133,7 @@ static int on_defer(sd_event_source *s, void *userdata) {
 /* polkit's answer: kept, and the call dispatched again to find it. */
 static int on_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PolkitQuery *q = userdata;
-        sd_bus *bus = sd_bus_message_get_bus(q->call);
+        sd_bus *bus = sd_bus_message_get_bus(q->parked.call);
         int authorized = false, challenge = false, r;
 
         q->slot = sd_bus_slot_unref(q->slot);
@@ -175,13 +163,11 @@ static int on_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_er
         if (r >= 0)
                 r = sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_IDLE);
         if (r >= 0)
-                r = sd_bus_message_rewind(q->call, true);
-        if (r >= 0)
-                r = sd_bus_enqueue_for_read(bus, q->call);
+                r = parked_dispatch_again(&q->parked);
         if (r < 0) {
                 log_error("%s() from %s: cannot go on with polkit's answer: %s",
-                          sd_bus_message_get_member(q->call), q->caller, strerror(-r));
-                (void) sd_bus_reply_method_errno(q->call, r, NULL);
+                          sd_bus_message_get_member(q->parked.call), q->caller, strerror(-r));
+                (void) sd_bus_reply_method_errno(q->parked.call, r, NULL);
                 query_free(q);
         }
         return 0;
@@ -194,10 +180,10 @@ static bool may_log(const char *action, uid_t uid) {
 
 /* The second dispatch of a parked call: polkit's verdict, said and logged. */
 static int query_verdict(PolkitQuery *q, sd_bus_error *error) {
-        const char *member = sd_bus_message_get_member(q->call);
+        const char *member = sd_bus_message_get_member(q->parked.call);
         bool log = may_log(q->action, q->uid);
 
-        q->dispatched = true;
+        q->parked.dispatched = true;
         switch (q->verdict) {
         case VERDICT_ALLOWED:
                 if (log)
@@ -230,7 +216,7 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *ask = NULL;
         const char *member = sd_bus_message_get_member(call), *action, *sender;
         sd_bus *bus = sd_bus_message_get_bus(call);
-        PolkitQuery *q, **a;
+        PolkitQuery *q;
         char caller[256];
         int interactive, r;
         uid_t euid;
@@ -265,26 +251,19 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
         if (interactive < 0)
                 return interactive;
 
-        if (!*registry) {
-                *registry = calloc(1, sizeof(**registry));
-                if (!*registry)
-                        return -ENOMEM;
-        }
-        a = reallocarray((*registry)->queries, (*registry)->n + 1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        (*registry)->queries = a;
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
         *q = (PolkitQuery) {
-                .registry = *registry,
-                .call = sd_bus_message_ref(call),
                 .action = action,
                 .uid = euid,
         };
         snprintf(q->caller, sizeof(q->caller), "%s", caller);
-        (*registry)->queries[(*registry)->n++] = q;
+        r = parked_add(registry, &q->parked, call);
+        if (r < 0) {
+                query_free(q);
+                return r;
+        }
 
         /* The subject: the sender's unique name on the bus, never a PID (which may be reused). */
         r = sd_bus_message_new_method_call(bus, &ask, "org.freedesktop.PolicyKit1",
@@ -310,16 +289,5 @@ int polkit_check_caller(sd_bus_message *call, PolkitRegistry **registry, sd_bus_
 }
 
 PolkitRegistry *polkit_registry_free(PolkitRegistry *r) {
-        if (!r)
-                return NULL;
-        while (r->n > 0) {
-                PolkitQuery *q = r->queries[r->n - 1];
-
-                if (!q->dispatched)
-                        (void) sd_bus_reply_method_errorf(q->call, BUS_ERROR_STOPPING, "refsnapd is stopping");
-                query_free(q);
-        }
-        free(r->queries);
-        free(r);
-        return NULL;
+        return parked_registry_free(r, query_free_parked);
 }

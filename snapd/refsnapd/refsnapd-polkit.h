@@ -3,6 +3,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "refsnapd-parked.h"
+
 /*
  * Who may call a method that changes anything, decided in code with
  * polkit (the actions of etc/polkit-1/actions/org.refsnap1.policy), the
@@ -22,7 +24,7 @@
 const char *polkit_action_for(const char *member);
 
 /* The calls waiting for polkit's answer, and the answers not yet used. */
-typedef struct PolkitRegistry PolkitRegistry;
+typedef ParkedRegistry PolkitRegistry;
 
 /*
  * May the sender of call (a method call of org.refsnap1.Manager) do what
