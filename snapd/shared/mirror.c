@@ -734,9 +734,11 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
 
 /*
  * prev: the directory sfd as the previous snapshot had it (REUSE_LINK), or
- * NULL; type: the entry's type as readdir said it (DT_UNKNOWN: not said).
+ * NULL; type and ino: the entry's type and inode number as readdir said
+ * them (DT_UNKNOWN and 0: not said).
  */
-static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char type, Level *prev) {
+static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char type, uint64_t ino,
+                    Level *prev) {
         _cleanup_close_ int fd = -EBADF;
         ManifestEntry e = {}, old;
         ManifestCursor children;
@@ -769,6 +771,34 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
                         r = keep_vouched(s, &old, &children);
                         if (r <= 0)
                                 return r;
+                }
+        }
+        /*
+         * In place, in a directory that changed, a regular file of one
+         * link whose inode the filesystem vouches for (vouch.h: nothing of
+         * it changed, no link made or removed, so this is its only name)
+         * and which the name is still (readdir's inode number is the one
+         * recorded): kept from its record, not looked at, as
+         * keep_previous() would keep it after a statx that could only
+         * agree.  Of the source root's subvolume only: another one's
+         * inode numbers are its own.
+         */
+        if (type == DT_REG && ino != 0 && prev && s->inplace && s->seg &&
+            vouch_inode_unchanged(s->w->reuse->vouch, ino) && !exclude_match(s->w->exclude, s->path, false)) {
+                r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                if (r < 0)
+                        return fail(s, r, "cannot read the previous snapshot's manifest");
+                looked = true;
+                found = r > 0;
+                if (found && S_ISREG(old.mode) && old.nlink == 1 && old.ino == ino &&
+                    !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id) {
+                        r = manifest_segment_add(s->seg, &old);
+                        if (r < 0)
+                                return fail(s, r, "cannot write the manifest");
+                        s->stats.files++;
+                        s->stats.reused++;
+                        s->stats.bytes += old.size;
+                        return 0;
                 }
         }
 
@@ -834,12 +864,23 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
         return r < 0 ? r : 0;
 }
 
+/* The inode number readdir gave with a name of read_sorted(). */
+static uint64_t typed_name_ino(const char *t) {
+        uint64_t ino;
+
+        memcpy(&ino, t + 1 + strlen(t + 1) + 1, sizeof(ino));
+        return ino;
+}
+
 /* Names each after its d_type byte: by name (strcmp). */
 static int typed_name_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a + 1, *(char *const *) b + 1);
 }
 
-/* The entries of sfd, each its d_type byte then its name, sorted by name. */
+/*
+ * The entries of sfd, each its d_type byte, its name, and after the name's
+ * NUL its d_ino (8 bytes, typed_name_ino()), sorted by name.
+ */
 static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
         DIR *d = opendir_fd(sfd);
         char **l = NULL, *t = NULL;
@@ -871,13 +912,14 @@ static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
                         l = m;
                 }
                 len = strlen(de->d_name);
-                t = malloc(len + 2);
+                t = malloc(len + 2 + sizeof(uint64_t));
                 if (!t) {
                         r = -ENOMEM;
                         break;
                 }
                 t[0] = (char) de->d_type;
                 memcpy(t + 1, de->d_name, len + 1);
+                memcpy(t + len + 2, &(uint64_t) { de->d_ino }, sizeof(uint64_t));
                 l[n++] = t;
                 l[n] = NULL;
         }
@@ -929,7 +971,7 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                 r = path_push(s, name, &saved);
                 if (r < 0)
                         break;
-                r = do_entry(s, sfd, dfd, name, (unsigned char) names[i][0], prev);
+                r = do_entry(s, sfd, dfd, name, (unsigned char) names[i][0], typed_name_ino(names[i]), prev);
                 path_pop(s, saved);
                 if (r < 0)
                         break;
@@ -1025,7 +1067,7 @@ static int make_leased(State *s, int src, int dst) {
                         r = fail(s, -errno, "cannot stat its directory in the snapshot");
                         break;
                 }
-                r = do_entry(s, sdir, ddir, base, DT_UNKNOWN, NULL);
+                r = do_entry(s, sdir, ddir, base, DT_UNKNOWN, 0, NULL);
                 /* The directory's copy has its times already: keep them. */
                 if (r >= 0 && (k = copy_times_fd(ddir, &times)) < 0)
                         r = fail(s, k, "cannot set directory attributes");
@@ -1045,7 +1087,7 @@ int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
 
         r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
         if (r >= 0)
-                r = do_entry(&s, src_dir, dst_dir, name, DT_UNKNOWN, NULL);
+                r = do_entry(&s, src_dir, dst_dir, name, DT_UNKNOWN, 0, NULL);
         if (r >= 0)
                 r = make_leased(&s, src_dir, dst_dir);
         stats_add(&w->stats, &s.stats);
@@ -1087,7 +1129,7 @@ static void *worker_run(void *arg) {
                         break;
                 r = path_push(&k->s, root->dirs[i], &saved);
                 if (r >= 0)
-                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], DT_DIR,
+                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], DT_DIR, 0,
                                      k->s.prev ? &k->level : NULL);
                 path_pop(&k->s, saved);
                 if (r < 0) {

@@ -184,11 +184,21 @@ static void test_vouch(const char *mnt) {
         CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete v/ "
                   "'.refsnap/v/%s/' 2>&1)\"", mnt, s2) == 0);
 
-        /* A write through the mapping (no event of any watch), one in d31's depth, one in the subvolume. */
+        /*
+         * A write through the mapping (no event of any watch), one in d31's
+         * depth, one in the subvolume.  Files kept by their inode alone
+         * (mirror.c: a file of one link the filesystem vouches for, in a
+         * directory that changed): a name taken over by another file (its
+         * old inode gone, no item of it left to say so), and a new link of
+         * a file that was alone (only one of its names is asked of the
+         * filesystem), each beside untouched files of its directory.
+         */
         memcpy(map, "MAPPED!!", 8);
         CHECK(msync(map, 8, MS_SYNC) == 0);
         CHECK(run("cd '%s' && echo more >> d31/file-with-a-rather-long-name-07 && echo deeper >> d05/sub/deeper/s && "
-                  "echo w >> sv/f && echo new > d12/new", src) == 0);
+                  "echo w >> sv/f && echo new > d12/new && "
+                  "mv d07/file-with-a-rather-long-name-02 d07/file-with-a-rather-long-name-01 && "
+                  "ln d08/file-with-a-rather-long-name-03 d09/a-new-link", src) == 0);
         next_tick();
         CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s3, &g) == 0);
         printf("# four changes: %llu of %llu directories compared, %llu reused, %llu made\n",
@@ -199,9 +209,17 @@ static void test_vouch(const char *mnt) {
                   "'.refsnap/v/%s/' 2>&1)\"", mnt, s3) == 0);
         CHECK(run("grep -q MAPPED '%s/%s/d23/mapped' && grep -q deeper '%s/%s/d05/sub/deeper/s' && "
                   "grep -q w '%s/%s/sv/f'", store_path, s3, store_path, s3, store_path, s3) == 0);
+        CHECK(run("grep -qx '07 02' '%s/%s/d07/file-with-a-rather-long-name-01' && "
+                  "test ! -e '%s/%s/d07/file-with-a-rather-long-name-02' && "
+                  "grep -qx '07 03' '%s/%s/d07/file-with-a-rather-long-name-03'",
+                  store_path, s3, store_path, s3, store_path, s3) == 0);
+        CHECK(ino_of(store, s3, "d09/a-new-link") != 0 &&
+              ino_of(store, s3, "d09/a-new-link") == ino_of(store, s3, "d08/file-with-a-rather-long-name-03"));
+        CHECK(run("test \"$(stat -c %%h '%s/%s/d08/file-with-a-rather-long-name-03')\" = 2", store_path, s3) == 0);
         /* The one before as it was. */
         CHECK(run("grep -q '^U' '%s/%s/d23/mapped' && ! grep -q more '%s/%s/d31/file-with-a-rather-long-name-07'",
                   store_path, s2, store_path, s2) == 0);
+        CHECK(run("grep -qx '07 01' '%s/%s/d07/file-with-a-rather-long-name-01'", store_path, s2) == 0);
         /*
          * The directories kept were not walked: their records, copied from
          * the previous manifest a block at a time, are byte for byte those
