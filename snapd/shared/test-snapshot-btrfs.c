@@ -266,6 +266,71 @@ static void test_vouch(const char *mnt) {
         }
 }
 
+typedef struct InoList {
+        uint64_t inos[4096];
+        size_t n;
+} InoList;
+
+static int collect_ino(uint64_t ino, void *userdata) {
+        InoList *l = userdata;
+
+        if (l->n < ELEMENTSOF(l->inos))
+                l->inos[l->n++] = ino;
+        return 0;
+}
+
+static bool listed_ino(const InoList *l, uint64_t ino) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->inos[i] == ino)
+                        return true;
+        return false;
+}
+
+/*
+ * btrfs_changed_inodes(): each inode changed since a commit is reported,
+ * whatever the change (data, mode, an xattr, a new link, mtime alone, a
+ * write through a shared mapping); its untouched neighbours, whose items
+ * share its leaves, are not (their inode items say they were last
+ * written before).
+ */
+static void test_changed_inodes(const char *mnt) {
+        char dir[PATH_MAX + 8], path[PATH_MAX + 64];
+        _cleanup_close_ int fd = -EBADF;
+        InoList l = {};
+        uint64_t gen = 0, ino[13] = {};
+        struct stat st;
+        char *map;
+        int mfd;
+
+        snprintf(dir, sizeof(dir), "%s/ci", mnt);
+        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done", dir, dir) == 0);
+        for (int i = 1; i <= 12; i++) {
+                snprintf(path, sizeof(path), "%s/f%d", dir, i);
+                CHECK(stat(path, &st) == 0);
+                ino[i] = st.st_ino;
+        }
+        snprintf(path, sizeof(path), "%s/f6", dir);
+        mfd = open(path, O_RDWR | O_CLOEXEC);
+        map = mfd >= 0 ? mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0) : MAP_FAILED;
+        CHECK(map != MAP_FAILED);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(fd >= 0 && btrfs_commit(fd, &gen) == 0);
+        CHECK(run("cd '%s' && echo more >> f1 && chmod 0600 f2 && setfattr -n user.x -v 1 f3 && ln f4 f4b && "
+                  "touch -m -d @86400 f5", dir) == 0);
+        if (map != MAP_FAILED) {
+                map[0] = 'M';
+                munmap(map, 2);
+        }
+        safe_close(mfd);
+        CHECK(btrfs_commit(fd, &(uint64_t) { 0 }) == 0);
+        CHECK(btrfs_changed_inodes(fd, gen + 1, collect_ino, &l) == 0);
+        for (int i = 1; i <= 6; i++)
+                CHECK(listed_ino(&l, ino[i]));
+        for (int i = 7; i <= 12; i++)
+                CHECK(!listed_ino(&l, ino[i]));
+        printf("# %zu inodes reported after 6 of 12 files changed\n", l.n);
+}
+
 int main(void) {
         char mnt[PATH_MAX], src[PATH_MAX + 8], store_path[PATH_MAX + 32], name[SNAPSHOT_NAME_MAX],
              name2[SNAPSHOT_NAME_MAX];
@@ -462,6 +527,7 @@ int main(void) {
         }
 
         store = safe_close(store);
+        test_changed_inodes(mnt);
         test_vouch(mnt);
         run("umount '%s/mnt'; rm -rf '%s'", base, base);
         return tests_end();
