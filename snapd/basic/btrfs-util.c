@@ -295,9 +295,20 @@ int btrfs_tree_search(int fd, uint64_t tree_id, const struct btrfs_ioctl_search_
 typedef struct InodeWalk {
         int (*fn)(uint64_t ino, void *userdata);
         void *userdata;
+        uint64_t min_transid;
         uint64_t last;
 } InodeWalk;
 
+/*
+ * Each inode with an item in a leaf written since min_transid, once;
+ * but not one whose inode item is among them and says it was last
+ * written before (btrfs_inode_item.transid): a leaf holds the items of
+ * many inodes, and one written for a neighbour's change brings back all
+ * of them.  Every change of an inode (its data, size, times, mode,
+ * owner, xattrs, a link made or removed) writes its inode item, with the
+ * transaction's ID.  An inode whose inode item is not among them (in an
+ * older leaf) is reported, as before.
+ */
 static int on_changed_item(const struct btrfs_ioctl_search_header *h, const void *data, void *userdata) {
         InodeWalk *w = userdata;
         int r;
@@ -305,12 +316,19 @@ static int on_changed_item(const struct btrfs_ioctl_search_header *h, const void
         if (h->objectid == w->last)
                 return 0;
         w->last = h->objectid;
+        if (h->type == BTRFS_INODE_ITEM_KEY && h->len >= sizeof(struct btrfs_inode_item)) {
+                struct btrfs_inode_item item;
+
+                memcpy(&item, data, sizeof(item));
+                if (le64toh(item.transid) < w->min_transid)
+                        return 0;
+        }
         r = w->fn(h->objectid, w->userdata);
         return r < 0 ? r : 0;   /* only an error stops the walk */
 }
 
 int btrfs_changed_inodes(int fd, uint64_t min_transid, int (*fn)(uint64_t ino, void *userdata), void *userdata) {
-        InodeWalk w = { .fn = fn, .userdata = userdata };
+        InodeWalk w = { .fn = fn, .userdata = userdata, .min_transid = min_transid };
 
         return btrfs_tree_search(fd, 0, &(struct btrfs_ioctl_search_key) {
                                 .min_objectid = BTRFS_FIRST_FREE_OBJECTID,

@@ -111,7 +111,10 @@ int btrfs_tree_search(int fd, uint64_t tree_id, const struct btrfs_ioctl_search_
  * leaf of the subvolume's tree written in transaction min_transid or
  * later (BTRFS_IOC_TREE_SEARCH_V2 with min_transid: the rest of the tree
  * is not read), each once, ascending: a superset of the inodes changed
- * since (a leaf holds the items of neighbouring inodes too).  Items not
+ * since (a leaf holds the items of neighbouring inodes too), less those
+ * whose inode item is among them and was last written before (every
+ * change of an inode writes its inode item with the transaction's ID:
+ * btrfs_inode_item.transid).  Items not
  * in the tree yet (btrfs's delayed inode updates) are not seen: commit
  * first (btrfs_sync()).  fn returning < 0 stops the search with it.
  */

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,11 +47,11 @@
  *
  * The file: a header (magic, version, the job's key: a hash of the
  * source path and the exclude patterns the walk applied, the walk's start
- * time), the records, a trailer (magic, entries, length, FNV-1a 64 over
- * everything before it).  manifest_open() checks all of it first, reading
- * the file once: a missing, truncated, damaged or foreign manifest is "no
- * usable manifest", and the snapshot is a full one.  Numbers are little
- * endian.
+ * time), the records, a trailer (magic, entries, length, a checksum of
+ * everything before it: manifest_checksum()).  manifest_open() checks all
+ * of it first, reading the file once: a missing, truncated, damaged,
+ * foreign or older-format manifest is "no usable manifest", and the
+ * snapshot is a full one.  Numbers are little endian.
  */
 
 #define MANIFEST_SUFFIX ".manifest"
@@ -84,6 +85,9 @@ int manifest_entry_from_statx(ManifestEntry *e, const char *name, const struct s
 
 /* Is the entry found as x on fs_id the one prev recorded at the same path, unchanged since? */
 bool manifest_entry_unchanged(const ManifestEntry *prev, const struct statx *x, uint64_t fs_id);
+
+/* The trailer's checksum of n bytes (a word at a time: manifest.c says how). */
+uint64_t manifest_checksum(const void *data, size_t n);
 
 /* What makes a manifest the job's: its source and the exclude patterns applied (NULL: none). */
 uint64_t manifest_job_key(const char *source, char *const *exclude);

@@ -89,6 +89,7 @@ typedef struct State {
         MirrorStats stats;        /* this worker's; summed into w->stats */
         uint64_t root_mnt;
         dev_t root_dev;
+        uint64_t root_fs_id;    /* the source root's identity (fs_identity()), as records carry it */
         int dst_root;
         char *path;             /* relative path of the entry at hand */
         size_t len, cap;
@@ -731,8 +732,13 @@ static int make_linked(State *s, int fd, int dfd, const char *name, const struct
         return r;
 }
 
-/* prev: the directory sfd as the previous snapshot had it (REUSE_LINK), or NULL. */
-static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
+/*
+ * prev: the directory sfd as the previous snapshot had it (REUSE_LINK), or
+ * NULL; type and ino: the entry's type and inode number as readdir said
+ * them (DT_UNKNOWN and 0: not said).
+ */
+static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char type, uint64_t ino,
+                    Level *prev) {
         _cleanup_close_ int fd = -EBADF;
         ManifestEntry e = {}, old;
         ManifestCursor children;
@@ -741,7 +747,60 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         struct stat st;
         int r, reuse = -EBADF;
         uint64_t fs_id = 0;
-        bool found = false;
+        bool found = false, looked = false;
+
+        /*
+         * In place, a directory the filesystem vouches for at this path
+         * (vouch.h: neither it nor anything below it changed since the
+         * previous snapshot took it, its name included: a directory
+         * renamed or made anew is a changed inode, its path in the set):
+         * kept from its record in the previous manifest, of this
+         * filesystem's subvolume (not one inside it) and not racy, as
+         * do_dir() would keep it after a statx that could only agree.
+         * Nothing of it is opened or looked at: the cost of a directory
+         * nothing changed under is that of reading its records.
+         */
+        if (type == DT_DIR && prev && s->inplace && s->seg && s->w->reuse->vouch &&
+            vouch_covers(s->w->reuse->vouch, s->path) && !exclude_match(s->w->exclude, s->path, true)) {
+                r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                if (r < 0)
+                        return fail(s, r, "cannot read the previous snapshot's manifest");
+                looked = true;
+                found = r > 0;
+                if (found && S_ISDIR(old.mode) && !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id) {
+                        r = keep_vouched(s, &old, &children);
+                        if (r <= 0)
+                                return r;
+                }
+        }
+        /*
+         * In place, in a directory that changed, a regular file of one
+         * link whose inode the filesystem vouches for (vouch.h: nothing of
+         * it changed, no link made or removed, so this is its only name)
+         * and which the name is still (readdir's inode number is the one
+         * recorded): kept from its record, not looked at, as
+         * keep_previous() would keep it after a statx that could only
+         * agree.  Of the source root's subvolume only: another one's
+         * inode numbers are its own.
+         */
+        if (type == DT_REG && ino != 0 && prev && s->inplace && s->seg &&
+            vouch_inode_unchanged(s->w->reuse->vouch, ino) && !exclude_match(s->w->exclude, s->path, false)) {
+                r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                if (r < 0)
+                        return fail(s, r, "cannot read the previous snapshot's manifest");
+                looked = true;
+                found = r > 0;
+                if (found && S_ISREG(old.mode) && old.nlink == 1 && old.ino == ino &&
+                    !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id) {
+                        r = manifest_segment_add(s->seg, &old);
+                        if (r < 0)
+                                return fail(s, r, "cannot write the manifest");
+                        s->stats.files++;
+                        s->stats.reused++;
+                        s->stats.bytes += old.size;
+                        return 0;
+                }
+        }
 
         /*
          * Looked at through an O_PATH descriptor that never crosses into a
@@ -786,7 +845,7 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
                 if (r < 0)
                         return fail(s, r, "cannot record");
         }
-        if (prev) {
+        if (prev && !looked) {
                 r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
                 if (r < 0)
                         return fail(s, r, "cannot read the previous snapshot's manifest");
@@ -805,12 +864,23 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, Level *prev) {
         return r < 0 ? r : 0;
 }
 
+/* The inode number readdir gave with a name of read_sorted(). */
+static uint64_t typed_name_ino(const char *t) {
+        uint64_t ino;
+
+        memcpy(&ino, t + 1 + strlen(t + 1) + 1, sizeof(ino));
+        return ino;
+}
+
 /* Names each after its d_type byte: by name (strcmp). */
 static int typed_name_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a + 1, *(char *const *) b + 1);
 }
 
-/* The entries of sfd, each its d_type byte then its name, sorted by name. */
+/*
+ * The entries of sfd, each its d_type byte, its name, and after the name's
+ * NUL its d_ino (8 bytes, typed_name_ino()), sorted by name.
+ */
 static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
         DIR *d = opendir_fd(sfd);
         char **l = NULL, *t = NULL;
@@ -842,13 +912,14 @@ static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
                         l = m;
                 }
                 len = strlen(de->d_name);
-                t = malloc(len + 2);
+                t = malloc(len + 2 + sizeof(uint64_t));
                 if (!t) {
                         r = -ENOMEM;
                         break;
                 }
                 t[0] = (char) de->d_type;
                 memcpy(t + 1, de->d_name, len + 1);
+                memcpy(t + len + 2, &(uint64_t) { de->d_ino }, sizeof(uint64_t));
                 l[n++] = t;
                 l[n] = NULL;
         }
@@ -900,7 +971,7 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                 r = path_push(s, name, &saved);
                 if (r < 0)
                         break;
-                r = do_entry(s, sfd, dfd, name, prev);
+                r = do_entry(s, sfd, dfd, name, (unsigned char) names[i][0], typed_name_ino(names[i]), prev);
                 path_pop(s, saved);
                 if (r < 0)
                         break;
@@ -921,7 +992,7 @@ static int state_init(State *s, Mirror *w, Links *links, int src, int dst_root, 
         s->root_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
         stat_from_statx(st, &x);
         if (S_ISDIR(x.stx_mode))
-                (void) state_fs_id(s, &x, src);
+                s->root_fs_id = state_fs_id(s, &x, src);
         s->path = strdup(path);
         if (!s->path)
                 return -ENOMEM;
@@ -996,7 +1067,7 @@ static int make_leased(State *s, int src, int dst) {
                         r = fail(s, -errno, "cannot stat its directory in the snapshot");
                         break;
                 }
-                r = do_entry(s, sdir, ddir, base, NULL);
+                r = do_entry(s, sdir, ddir, base, DT_UNKNOWN, 0, NULL);
                 /* The directory's copy has its times already: keep them. */
                 if (r >= 0 && (k = copy_times_fd(ddir, &times)) < 0)
                         r = fail(s, k, "cannot set directory attributes");
@@ -1016,7 +1087,7 @@ int mirror_entry(Mirror *w, int src_dir, const char *name, int dst_dir) {
 
         r = state_init(&s, w, &links, src_dir, dst_dir, name, &st);
         if (r >= 0)
-                r = do_entry(&s, src_dir, dst_dir, name, NULL);
+                r = do_entry(&s, src_dir, dst_dir, name, DT_UNKNOWN, 0, NULL);
         if (r >= 0)
                 r = make_leased(&s, src_dir, dst_dir);
         stats_add(&w->stats, &s.stats);
@@ -1058,7 +1129,8 @@ static void *worker_run(void *arg) {
                         break;
                 r = path_push(&k->s, root->dirs[i], &saved);
                 if (r >= 0)
-                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], k->s.prev ? &k->level : NULL);
+                        r = do_entry(&k->s, root->src, root->dst, root->dirs[i], DT_DIR, 0,
+                                     k->s.prev ? &k->level : NULL);
                 path_pop(&k->s, saved);
                 if (r < 0) {
                         k->r = r;

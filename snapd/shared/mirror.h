@@ -93,7 +93,13 @@ typedef struct MirrorReuse {
          * subvolume inside it) and with no file of more than one link
          * below it (its group's other members may be elsewhere), stays
          * as the copy has it, not walked: its records are copied from
-         * the previous manifest (stats.vouched).
+         * the previous manifest (stats.vouched).  Neither it nor its
+         * copy is opened or looked at: readdir's type says it is a
+         * directory, the set and its record say the rest.  In a
+         * directory that changed, a regular file of one link whose inode
+         * the set vouches for (vouch_inode_unchanged()), still at the
+         * name (readdir's inode number), is kept from its record too,
+         * without a statx.
          */
         const Vouch *vouch;
 } MirrorReuse;

@@ -239,12 +239,18 @@ static void test_format(const char *base) {
         CHECK(manifest_open(facts, snap, key, &m) == 0);
         manifest_free(m);
         m = NULL;
-        /* Whole, but of format version 1 (st_dev for the identity): not used (-EPROTO), never misread. */
-        {
+        /*
+         * Whole, but of an older format: version 1 (st_dev for the
+         * identity) or 2 (summed by FNV-1a a byte at a time), each summed
+         * as it was: not used (-EPROTO: the snapshot is a full one), never
+         * misread.  The same bytes summed as this format sums, the
+         * version said: used.
+         */
+        for (uint32_t version = 1; version <= 3; version++) {
                 char mpath[PATH_MAX + 64];
                 _cleanup_free_ unsigned char *buf = NULL;
                 uint64_t h = 0xcbf29ce484222325ULL;
-                uint32_t v1 = htole32(1);
+                uint32_t v = htole32(version);
                 struct stat st;
                 int fd;
 
@@ -253,18 +259,51 @@ static void test_format(const char *base) {
                 CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 64);
                 buf = malloc(st.st_size);
                 CHECK(buf && pread(fd, buf, st.st_size, 0) == st.st_size);
-                memcpy(buf + 8, &v1, 4);
-                for (off_t i = 0; i < st.st_size - 8; i++) {
-                        h ^= buf[i];
-                        h *= 0x100000001b3ULL;
-                }
+                memcpy(buf + 8, &v, 4);
+                if (version < 3)
+                        for (off_t i = 0; i < st.st_size - 8; i++) {
+                                h ^= buf[i];
+                                h *= 0x100000001b3ULL;
+                        }
+                else
+                        h = manifest_checksum(buf, st.st_size - 8);
                 h = htole64(h);
                 memcpy(buf + st.st_size - 8, &h, 8);
                 CHECK(pwrite(fd, buf, st.st_size, 0) == st.st_size);
                 close(fd);
-                CHECK(manifest_open(facts, snap, key, &m) == -EPROTO);
+                CHECK(manifest_open(facts, snap, key, &m) == (version < 3 ? -EPROTO : 0));
+                m = manifest_free(m);
                 snprintf(cmd, sizeof(cmd), "cp '%s/good' '%s/facts/%s.manifest'", base, base, snap);
                 sh(cmd);
+        }
+        /*
+         * The checksum: the same bytes sum alike; any one byte changed, or
+         * one byte more or less, sums otherwise.  (Summed in pieces of any
+         * size, written and read a buffer at a time: the manifest of
+         * 100,000 entries of the memory test below is opened.)
+         */
+        {
+                unsigned char data[300];
+                uint64_t whole;
+
+                for (size_t i = 0; i < sizeof(data); i++)
+                        data[i] = (unsigned char) (i * 7 + 3);
+                whole = manifest_checksum(data, sizeof(data));
+                CHECK(whole == manifest_checksum(data, sizeof(data)));
+                CHECK(manifest_checksum(data, sizeof(data) - 1) != whole &&
+                      manifest_checksum(data, 0) != manifest_checksum(data, 1));
+                for (size_t i = 0; i < sizeof(data); i += 13) {
+                        data[i] ^= 0x80;
+                        CHECK(manifest_checksum(data, sizeof(data)) != whole);
+                        data[i] ^= 0x80;
+                }
+                /* A zero byte more at the end: the length says it. */
+                {
+                        unsigned char z[33] = {};
+
+                        CHECK(manifest_checksum(z, 32) != manifest_checksum(z, 33) &&
+                              manifest_checksum(z, 7) != manifest_checksum(z, 8));
+                }
         }
 
         /*
@@ -276,7 +315,7 @@ static void test_format(const char *base) {
         {
                 char crafted[PATH_MAX + 64];
                 unsigned char b[64 + 56 + 10 + 32] = {};
-                uint64_t h = 0xcbf29ce484222325ULL, v64;
+                uint64_t h, v64;
                 uint32_t v32;
                 uint16_t v16;
                 Manifest *cm = NULL;
@@ -285,7 +324,7 @@ static void test_format(const char *base) {
                 int cfd;
 
                 memcpy(b, "RFSNPMF1", 8);
-                v32 = htole32(2);
+                v32 = htole32(3);
                 memcpy(b + 8, &v32, 4);
                 v32 = htole32(64);
                 memcpy(b + 12, &v32, 4);
@@ -303,11 +342,7 @@ static void test_format(const char *base) {
                 memcpy(b + 138, &v64, 8);
                 v64 = htole64(130);
                 memcpy(b + 146, &v64, 8);
-                for (size_t i = 0; i < sizeof(b) - 8; i++) {
-                        h ^= b[i];
-                        h *= 0x100000001b3ULL;
-                }
-                h = htole64(h);
+                h = htole64(manifest_checksum(b, sizeof(b) - 8));
                 memcpy(b + 154, &h, 8);
                 snprintf(crafted, sizeof(crafted), "%s/facts/2026-12-03T09:00:00Z.manifest", base);
                 cfd = open(crafted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -185,11 +185,21 @@ static void test_vouch(const char *mnt) {
         CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete v/ "
                   "'.refsnap/v/%s/' 2>&1)\"", mnt, s2) == 0);
 
-        /* A write through the mapping (no event of any watch), one in d31's depth, one in the subvolume. */
+        /*
+         * A write through the mapping (no event of any watch), one in d31's
+         * depth, one in the subvolume.  Files kept by their inode alone
+         * (mirror.c: a file of one link the filesystem vouches for, in a
+         * directory that changed): a name taken over by another file (its
+         * old inode gone, no item of it left to say so), and a new link of
+         * a file that was alone (only one of its names is asked of the
+         * filesystem), each beside untouched files of its directory.
+         */
         memcpy(map, "MAPPED!!", 8);
         CHECK(msync(map, 8, MS_SYNC) == 0);
         CHECK(run("cd '%s' && echo more >> d31/file-with-a-rather-long-name-07 && echo deeper >> d05/sub/deeper/s && "
-                  "echo w >> sv/f && echo new > d12/new", src) == 0);
+                  "echo w >> sv/f && echo new > d12/new && "
+                  "mv d07/file-with-a-rather-long-name-02 d07/file-with-a-rather-long-name-01 && "
+                  "ln d08/file-with-a-rather-long-name-03 d09/a-new-link", src) == 0);
         next_tick();
         CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s3, &g) == 0);
         printf("# four changes: %llu of %llu directories compared, %llu reused, %llu made\n",
@@ -200,9 +210,17 @@ static void test_vouch(const char *mnt) {
                   "'.refsnap/v/%s/' 2>&1)\"", mnt, s3) == 0);
         CHECK(run("grep -q MAPPED '%s/%s/d23/mapped' && grep -q deeper '%s/%s/d05/sub/deeper/s' && "
                   "grep -q w '%s/%s/sv/f'", store_path, s3, store_path, s3, store_path, s3) == 0);
+        CHECK(run("grep -qx '07 02' '%s/%s/d07/file-with-a-rather-long-name-01' && "
+                  "test ! -e '%s/%s/d07/file-with-a-rather-long-name-02' && "
+                  "grep -qx '07 03' '%s/%s/d07/file-with-a-rather-long-name-03'",
+                  store_path, s3, store_path, s3, store_path, s3) == 0);
+        CHECK(ino_of(store, s3, "d09/a-new-link") != 0 &&
+              ino_of(store, s3, "d09/a-new-link") == ino_of(store, s3, "d08/file-with-a-rather-long-name-03"));
+        CHECK(run("test \"$(stat -c %%h '%s/%s/d08/file-with-a-rather-long-name-03')\" = 2", store_path, s3) == 0);
         /* The one before as it was. */
         CHECK(run("grep -q '^U' '%s/%s/d23/mapped' && ! grep -q more '%s/%s/d31/file-with-a-rather-long-name-07'",
                   store_path, s2, store_path, s2) == 0);
+        CHECK(run("grep -qx '07 01' '%s/%s/d07/file-with-a-rather-long-name-01'", store_path, s2) == 0);
         /*
          * The directories kept were not walked: their records, copied from
          * the previous manifest a block at a time, are byte for byte those
@@ -335,6 +353,71 @@ static void test_purge(const char *mnt) {
         store = open(store_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(read_only_subvol(store, s4));
         CHECK(run("cd '%s' && diff -r '%s' '.refsnap/p/%s'", mnt, src, s4) == 0);
+}
+
+typedef struct InoList {
+        uint64_t inos[4096];
+        size_t n;
+} InoList;
+
+static int collect_ino(uint64_t ino, void *userdata) {
+        InoList *l = userdata;
+
+        if (l->n < ELEMENTSOF(l->inos))
+                l->inos[l->n++] = ino;
+        return 0;
+}
+
+static bool listed_ino(const InoList *l, uint64_t ino) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->inos[i] == ino)
+                        return true;
+        return false;
+}
+
+/*
+ * btrfs_changed_inodes(): each inode changed since a commit is reported,
+ * whatever the change (data, mode, an xattr, a new link, mtime alone, a
+ * write through a shared mapping); its untouched neighbours, whose items
+ * share its leaves, are not (their inode items say they were last
+ * written before).
+ */
+static void test_changed_inodes(const char *mnt) {
+        char dir[PATH_MAX + 8], path[PATH_MAX + 64];
+        _cleanup_close_ int fd = -EBADF;
+        InoList l = {};
+        uint64_t gen = 0, ino[13] = {};
+        struct stat st;
+        char *map;
+        int mfd;
+
+        snprintf(dir, sizeof(dir), "%s/ci", mnt);
+        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done", dir, dir) == 0);
+        for (int i = 1; i <= 12; i++) {
+                snprintf(path, sizeof(path), "%s/f%d", dir, i);
+                CHECK(stat(path, &st) == 0);
+                ino[i] = st.st_ino;
+        }
+        snprintf(path, sizeof(path), "%s/f6", dir);
+        mfd = open(path, O_RDWR | O_CLOEXEC);
+        map = mfd >= 0 ? mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0) : MAP_FAILED;
+        CHECK(map != MAP_FAILED);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(fd >= 0 && btrfs_commit(fd, &gen) == 0);
+        CHECK(run("cd '%s' && echo more >> f1 && chmod 0600 f2 && setfattr -n user.x -v 1 f3 && ln f4 f4b && "
+                  "touch -m -d @86400 f5", dir) == 0);
+        if (map != MAP_FAILED) {
+                map[0] = 'M';
+                munmap(map, 2);
+        }
+        safe_close(mfd);
+        CHECK(btrfs_commit(fd, &(uint64_t) { 0 }) == 0);
+        CHECK(btrfs_changed_inodes(fd, gen + 1, collect_ino, &l) == 0);
+        for (int i = 1; i <= 6; i++)
+                CHECK(listed_ino(&l, ino[i]));
+        for (int i = 7; i <= 12; i++)
+                CHECK(!listed_ino(&l, ino[i]));
+        printf("# %zu inodes reported after 6 of 12 files changed\n", l.n);
 }
 
 int main(void) {
@@ -533,6 +616,7 @@ int main(void) {
         }
 
         store = safe_close(store);
+        test_changed_inodes(mnt);
         test_vouch(mnt);
         test_purge(mnt);
         run("umount '%s/mnt'; rm -rf '%s'", base, base);

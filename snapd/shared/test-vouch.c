@@ -3,9 +3,11 @@
  * The set of changed directories (vouch.h): a change covers its
  * directory and every one above it, never a sibling or what lies below
  * it; a directory moved counts at its new path, its old parent too.  The
- * set as btrfs fills it is in test-snapshot-btrfs.
+ * changed inodes: every other one vouched for.  The set as btrfs fills it
+ * is in test-snapshot-btrfs.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tests.h"
@@ -42,6 +44,25 @@ int main(void) {
         CHECK(vouch_covers(v, "n/sub/deep") && vouch_covers(v, "m/other"));
         /* No set: nothing is vouched for. */
         CHECK(!vouch_covers(NULL, "y"));
+        /* Given no inode: no inode is vouched for. */
+        CHECK(!vouch_inode_unchanged(v, 5));
+        vouch_free(v);
+
+        /* The inodes that changed: every other one is vouched for, once sealed. */
+        v = NULL;
+        CHECK(vouch_new(&v) == 0);
+        if (!v)
+                return tests_end();
+        for (uint64_t ino = 256; ino < 256 + 3000; ino += 3)
+                CHECK(vouch_add_inode(v, ino) == 0);
+        CHECK(vouch_add_inode(v, 256) == 0);
+        CHECK(vouch_add_inode(v, 0) == -EINVAL);
+        CHECK(!vouch_inode_unchanged(v, 257));
+        vouch_seal(v);
+        CHECK(vouch_add_inode(v, 9) == -EINVAL);
+        CHECK(!vouch_inode_unchanged(v, 256) && !vouch_inode_unchanged(v, 256 + 2997));
+        CHECK(vouch_inode_unchanged(v, 257) && vouch_inode_unchanged(v, 258) && vouch_inode_unchanged(v, 1u << 20));
+        CHECK(!vouch_inode_unchanged(v, 0) && !vouch_inode_unchanged(NULL, 257));
         vouch_free(v);
         return tests_end();
 }

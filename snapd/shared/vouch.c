@@ -10,10 +10,18 @@
 #include "strv.h"
 #include "vouch.h"
 
+/* The inode numbers asked about: open addressing. */
+typedef struct InoSet {
+        uint64_t *slots;        /* 0: free (no inode is 0) */
+        size_t n, cap;
+} InoSet;
+
 struct Vouch {
         char **paths;
         size_t n, cap;
         bool sealed;
+        bool has_inodes;        /* inodes: every inode that changed (vouch_add_inode()) */
+        InoSet inodes;
 };
 
 int vouch_new(Vouch **ret) {
@@ -31,6 +39,7 @@ Vouch *vouch_free(Vouch *v) {
         for (size_t i = 0; i < v->n; i++)
                 free(v->paths[i]);
         free(v->paths);
+        free(v->inodes.slots);
         free(v);
         return NULL;
 }
@@ -102,12 +111,6 @@ size_t vouch_n_changed(const Vouch *v) {
         return v ? v->n : 0;
 }
 
-/* The inode numbers asked about already: open addressing. */
-typedef struct InoSet {
-        uint64_t *slots;        /* 0: free (no inode is 0) */
-        size_t n, cap;
-} InoSet;
-
 /* 1: added, 0: there already. */
 static int ino_set_add(InoSet *s, uint64_t ino) {
         size_t h;
@@ -134,6 +137,29 @@ static int ino_set_add(InoSet *s, uint64_t ino) {
         s->slots[h] = ino;
         s->n++;
         return 1;
+}
+
+static bool ino_set_has(const InoSet *s, uint64_t ino) {
+        if (s->cap == 0)
+                return false;
+        for (size_t h = (ino * 0x9e3779b97f4a7c15ULL) & (s->cap - 1); s->slots[h]; h = (h + 1) & (s->cap - 1))
+                if (s->slots[h] == ino)
+                        return true;
+        return false;
+}
+
+int vouch_add_inode(Vouch *v, uint64_t ino) {
+        int r;
+
+        if (v->sealed || ino == 0)
+                return -EINVAL;
+        v->has_inodes = true;
+        r = ino_set_add(&v->inodes, ino);
+        return r < 0 ? r : 0;
+}
+
+bool vouch_inode_unchanged(const Vouch *v, uint64_t ino) {
+        return v && v->sealed && v->has_inodes && ino != 0 && !ino_set_has(&v->inodes, ino);
 }
 
 typedef struct Build {
@@ -175,6 +201,10 @@ static int on_changed(uint64_t ino, void *userdata) {
 
         if (++b->changed > VOUCH_MAX_CHANGED)
                 return -E2BIG;
+        /* Whatever it is, wherever it lies (a file's every link: vouch_inode_unchanged()). */
+        r = vouch_add_inode(b->v, ino);
+        if (r < 0)
+                return r;
         /* The inode itself (a directory's own path; a file's first link, harmless) ... */
         r = add_inode_path(b, ino);
         if (r < 0)
@@ -199,6 +229,8 @@ int vouch_btrfs(int src, uint64_t since, Vouch **ret) {
                 return r;
         b.prefix = prefix;
         r = btrfs_changed_inodes(src, since, on_changed, &b);
+        /* Every changed inode given (none, when nothing changed): the others vouched for. */
+        b.v->has_inodes = r >= 0;
         if (r >= 0)
                 r = btrfs_subvol_child_dirs(src, on_parent, &b);
         free(b.asked.slots);

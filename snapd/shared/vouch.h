@@ -42,6 +42,20 @@ bool vouch_covers(const Vouch *v, const char *path);
 size_t vouch_n_changed(const Vouch *v);
 
 /*
+ * The inodes that changed, as the filesystem says (on btrfs each inode
+ * with an item written since the transaction: its data, its attributes,
+ * a link made or removed, wherever it lies); before vouch_seal().  A set
+ * given no inode vouches for none.
+ */
+int vouch_add_inode(Vouch *v, uint64_t ino);
+/*
+ * Is inode ino of the source's subvolume (not another subvolume's: their
+ * numbers are their own) as the previous snapshot took it, its links
+ * included?  After vouch_seal(); false for a set given no inode.
+ */
+bool vouch_inode_unchanged(const Vouch *v, uint64_t ino);
+
+/*
  * The set for the source src (its root directory, on btrfs) since
  * transaction since: 0 and *ret; -E2BIG past VOUCH_MAX_CHANGED changed
  * inodes (a full comparison costs about what the set would); -errno.
