@@ -321,6 +321,49 @@ static void test_next_snapshot(void) {
         CHECK(!exists(".purge"));
 }
 
+/*
+ * The purged entry never lies open in the store: a store kept listable
+ * (0755, a job with smb_view) under a reachable parent, a snapshot whose
+ * entry only its 0700 parent protects, and a removal that fails after
+ * the entry left the snapshot (an immutable directory inside it, as a power
+ * cut or a stop would leave it): no other user reads the leftover
+ * through the store.
+ */
+static void test_trash_closed(void) {
+        char cmd[PATH_MAX * 4];
+        int r;
+
+        snprintf(store_path, sizeof(store_path), "%s/open-store", base);
+        CHECK(mkdir(store_path, 0755) == 0 && chmod(base, 0755) == 0 && chmod(store_path, 0755) == 0);
+        sh("mkdir -p " S1 "/a/p/q && chmod 0700 " S1 "/a && chmod 0755 " S1 "/a/p " S1 "/a/p/q && "
+           "echo secret > " S1 "/a/p/q/s && chmod 0644 " S1 "/a/p/q/s && "
+           "mkdir .facts && echo f > .facts/" S1);
+        /* An immutable directory: its entries cannot be removed. */
+        snprintf(cmd, sizeof(cmd), "chattr +i '%s/" S1 "/a/p/q' 2>/dev/null", store_path);
+        if (system(cmd) != 0) {
+                SKIP("chattr +i not permitted here (CAP_LINUX_IMMUTABLE, a filesystem with the flag)");
+                (void) chmod(base, 0700);
+                return;
+        }
+        /* Before: the secret is hers alone (its snapshot's 0700 directory). */
+        snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups cat '%s/" S1 "/a/p/q/s' >/dev/null 2>&1",
+                 store_path);
+        CHECK(system(cmd) != 0);
+        r = purge("a/p", false, NULL);
+        CHECK(r < 0);                   /* the immutable directory stopped the removal */
+        CHECK(!exists(S1 "/a/p"));
+        /* The leftover is there (the removal failed), and no other user reads it. */
+        snprintf(cmd, sizeof(cmd), "test -n \"$(find '%s'/.removing-* -name s)\"", store_path);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof(cmd), "for f in $(find '%s'/.removing-* -name s); do "
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups cat \"$f\" >/dev/null 2>&1 && exit 1; "
+                 "done; exit 0", store_path);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof(cmd), "chattr -R -i '%s' 2>/dev/null; true", store_path);
+        CHECK(system(cmd) == 0);
+        (void) chmod(base, 0700);
+}
+
 int main(void) {
         char cmd[PATH_MAX + 16];
 
@@ -332,6 +375,7 @@ int main(void) {
         test_normalize();
         test_store();
         test_next_snapshot();
+        test_trash_closed();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", base);
