@@ -196,11 +196,15 @@ static void restore_times(int dir, const struct stat *st) {
 }
 
 /*
- * A plain-directory snapshot: the entry renamed out of it in one step to
- * a hidden name of the store, then removed.  1: purged, 0: not there.
+ * A plain-directory snapshot: the entry renamed out of it in one step
+ * into a hidden directory of the store, made 0700 first, then removed.
+ * Never to the store's top: a store may be listable (smb_view), and the
+ * entry would then lose the directories that closed it while it is
+ * removed, or for good if the removal fails or is cut off.  1: purged,
+ * 0: not there.
  */
 static int purge_plain(int store, const char *snap, const char *path) {
-        _cleanup_close_ int root = -EBADF, parent = -EBADF;
+        _cleanup_close_ int root = -EBADF, parent = -EBADF, trash_fd = -EBADF;
         char trash[sizeof(STORE_REMOVING_PREFIX "purged-") + SNAPSHOT_NAME_MAX];
         const char *base;
         struct stat st;
@@ -218,7 +222,14 @@ static int purge_plain(int store, const char *snap, const char *path) {
         r = rm_rf_at(store, trash);     /* what an interrupted run left */
         if (r < 0)
                 return r;
-        if (renameat2(parent, base, store, trash, RENAME_NOREPLACE) < 0) {
+        if (mkdirat(store, trash, 0700) < 0)
+                return -errno;
+        trash_fd = open_no_xdev(store, trash, O_RDONLY | O_DIRECTORY);
+        if (trash_fd < 0)
+                return trash_fd;
+        if (fchmod(trash_fd, 0700) < 0)  /* whatever the umask */
+                return -errno;
+        if (renameat2(parent, base, trash_fd, "entry", RENAME_NOREPLACE) < 0) {
                 if (errno != EXDEV)
                         return -errno;
                 /* Not the store's filesystem or subvolume: removed where it is. */
