@@ -665,7 +665,7 @@ static int restore_next(sd_bus_message *call, VersionsArgs *a, RestoreStage stag
         a->handed_on = true;
         r = bus_child_spawn(m, call, stage == STAGE_GUARD ? "refsnap-self-guard" : "refsnap-self-restore",
                             &(BusChildOptions) {
-                                .timeout_usec = SELF_TIMEOUT_USEC,
+                                .timeout_usec = m->config->self_service_timeout,
                                 /* A guard is finished even if she leaves (else left partial, for the next run). */
                                 .kill_on_disconnect = stage != STAGE_GUARD,
                                 .free_userdata = versions_args_free,
@@ -956,7 +956,7 @@ static int self_call(sd_bus_message *msg, SelfService *s, const Caller *caller, 
                 format_who(msg, caller->uid, a->who, sizeof(a->who));
         }
         r = bus_child_spawn(m, msg, restore ? "refsnap-self-restore" : "refsnap-self", &(BusChildOptions) {
-                                .timeout_usec = SELF_TIMEOUT_USEC,
+                                .timeout_usec = m->config->self_service_timeout,
                                 .kill_on_disconnect = true,
                                 .free_userdata = versions_args_free,
                                 .may_log = versions_may_log,

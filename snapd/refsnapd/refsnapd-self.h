@@ -11,14 +11,13 @@
  * about her files in the snapshots, carried out by a worker that has
  * become her (refsnapd-caller.h) and holds only descriptors of the
  * snapshots' roots and of the job's live source; the lookups are
- * shared/self-service.h's.  Bounded: SELF_TIMEOUT_USEC per worker (then
- * killed), SELF_WORKERS_PER_USER at a time per uid and SELF_WORKERS_MAX
+ * shared/self-service.h's.  Bounded: self_service_timeout per worker
+ * (refsnapd.conf(5); then killed), SELF_WORKERS_PER_USER at a time per uid and SELF_WORKERS_MAX
  * in all, SELF_CALLS_PER_USER waiting or running per uid
  * (org.refsnap1.Busy beyond them), a worker killed when its caller
  * leaves the bus.  Workers are children: the event loop never waits on
  * one, so scheduled snapshots are never delayed by them.
  */
-#define SELF_TIMEOUT_USEC (60ULL * 1000000ULL)
 #define SELF_WORKERS_PER_USER 4
 #define SELF_WORKERS_MAX 32
 /*

@@ -242,6 +242,13 @@ static int handler(void *user, const char *section, const char *key, const char 
                         if (parse_log_level(value, &p->config->log_level) < 0)
                                 parse_error(p, key, "'%s' is not one of err, warning, notice, info, debug",
                                             value);
+                } else if (strcmp(key, "self_service_timeout") == 0) {
+                        usec_t t;
+
+                        if (timespan_parse(value, &t) < 0 || t < USEC_PER_SEC || t > 3600 * USEC_PER_SEC)
+                                parse_error(p, key, "'%s' is not a time span from 1s to 1h", value);
+                        else
+                                p->config->self_service_timeout = t;
                 } else if (strcmp(key, "watch_queue") == 0) {
                         if (strcmp(value, "unlimited") == 0 || strcmp(value, "bounded") == 0)
                                 p->config->watch_queue_bounded = value[0] == 'b';
@@ -546,6 +553,7 @@ int config_load(const char *main_file, const char *dropin_dir, Config **ret, cha
         c->log_level = LOG_INFO;
         /* A queue a user can grow without bound costs the kernel memory no cgroup limit stops. */
         c->watch_queue_bounded = true;
+        c->self_service_timeout = CONFIG_SELF_SERVICE_TIMEOUT_DEFAULT;
         c->metrics_file = strdup(CONFIG_METRICS_FILE_DEFAULT);
         if (!c->metrics_file)
                 return -ENOMEM;

@@ -58,6 +58,7 @@ typedef struct Job {
 typedef struct Config {
         int log_level;          /* LOG_ERR .. LOG_DEBUG */
         bool watch_queue_bounded;       /* watch_queue = bounded (default): the kernel's limit, overflows possible */
+        usec_t self_service_timeout;    /* each self-service worker's time limit (then killed) */
         char *metrics_file;     /* metrics_file: node_exporter's textfile; NULL: none written */
         Job **jobs;
         size_t n_jobs;
@@ -65,6 +66,7 @@ typedef struct Config {
 
 /* Where the metrics go unless metrics_file says otherwise: Debian's node_exporter textfile directory. */
 #define CONFIG_METRICS_FILE_DEFAULT "/var/lib/prometheus/node-exporter/refsnap.prom"
+#define CONFIG_SELF_SERVICE_TIMEOUT_DEFAULT (60 * USEC_PER_SEC)
 
 Config *config_free(Config *c);
 static inline void config_freep(Config **c) {

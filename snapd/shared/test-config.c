@@ -72,7 +72,7 @@ int main(void) {
 
         /* Every key. */
         e = load("; a comment\n"
-                 "[daemon]\nlog_level = debug\nwatch_queue = unlimited\n\n"
+                 "[daemon]\nlog_level = debug\nwatch_queue = unlimited\nself_service_timeout = 5min\n\n"
                  "[home]\n"
                  "source = /srv/data/home\n"
                  "store = /srv/data/.refsnap/home\n"
@@ -95,6 +95,7 @@ int main(void) {
 
                 CHECK(c->log_level == LOG_DEBUG);
                 CHECK(!c->watch_queue_bounded);
+                CHECK(c->self_service_timeout == 300 * USEC_PER_SEC);
                 CHECK(j != NULL);
                 CHECK_STREQ(j->source, "/srv/data/home");
                 CHECK_STREQ(j->store, "/srv/data/.refsnap/home");
@@ -114,7 +115,7 @@ int main(void) {
                 CHECK(j->accept_quota_charges);
                 CHECK(j->public);
                 CHECK(j->hook_timeout == 90 * USEC_PER_SEC);
-                CHECK(j->line == 6);
+                CHECK(j->line == 7);
                 CHECK(config_find_job(c, "nope") == NULL);
         }
         c = config_free(c);
@@ -126,6 +127,7 @@ int main(void) {
         if (c) {
                 CHECK(c->log_level == LOG_INFO);
                 CHECK(c->watch_queue_bounded);
+                CHECK(c->self_service_timeout == 60 * USEC_PER_SEC);
                 CHECK_STREQ(c->metrics_file, "/var/lib/prometheus/node-exporter/refsnap.prom");
                 CHECK(!c->jobs[0]->on_change);
                 CHECK(!c->jobs[0]->public);
@@ -154,6 +156,8 @@ int main(void) {
         /* Every error, with its file, line and key. */
         expect_error("[daemon]\nlog_level = loud\n", "main.conf:2: log_level: 'loud' is not one of");
         expect_error("[daemon]\nwatch_queue = 100\n", "main.conf:2: watch_queue: '100' is not one of unlimited, bounded");
+        expect_error("[daemon]\nself_service_timeout = 0\n",
+                     "main.conf:2: self_service_timeout: '0' is not a time span from 1s to 1h");
         expect_error("[daemon]\nverbose = 1\n", "main.conf:2: verbose: unknown key in [daemon]");
         expect_error("source = /x\n", "main.conf:1: source: not in a section");
         /* A job's section twice in one file; reserved names, [daemon] in another case among them. */
