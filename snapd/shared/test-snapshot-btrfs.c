@@ -17,11 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -512,17 +514,32 @@ static void test_changed_inodes(const char *mnt) {
         char dir[PATH_MAX + 8], path[PATH_MAX + 64];
         _cleanup_close_ int fd = -EBADF;
         InoList l = {};
-        uint64_t gen = 0, ino[13] = {};
+        uint64_t gen = 0, ino[13] = {}, gino[7] = {};
         struct stat st;
         char *map;
         int mfd;
 
         snprintf(dir, sizeof(dir), "%s/ci", mnt);
-        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done", dir, dir) == 0);
+        /*
+         * And the changes review-int10 LOW 13 named, each of a file of its
+         * own: g1 and g2 exchanged (RENAME_EXCHANGE), an xattr removed
+         * (g3), a hole punched (g4), a range cloned into it (g5, from
+         * gsrc), a No_COW file overwritten with O_DIRECT (g6).
+         */
+        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done && "
+                  "echo g1 > g1 && echo g2 > g2 && echo g3 > g3 && setfattr -n user.y -v 1 g3 && "
+                  "for g in g4 g5 gsrc; do dd if=/dev/urandom of=$g bs=64k count=1 status=none; done && "
+                  "touch g6 && chattr +C g6 && dd if=/dev/urandom of=g6 bs=64k count=1 status=none && sync",
+                  dir, dir) == 0);
         for (int i = 1; i <= 12; i++) {
                 snprintf(path, sizeof(path), "%s/f%d", dir, i);
                 CHECK(stat(path, &st) == 0);
                 ino[i] = st.st_ino;
+        }
+        for (int i = 1; i <= 6; i++) {
+                snprintf(path, sizeof(path), "%s/g%d", dir, i);
+                CHECK(stat(path, &st) == 0);
+                gino[i] = st.st_ino;
         }
         snprintf(path, sizeof(path), "%s/f6", dir);
         mfd = open(path, O_RDWR | O_CLOEXEC);
@@ -532,6 +549,16 @@ static void test_changed_inodes(const char *mnt) {
         CHECK(fd >= 0 && btrfs_commit(fd, &gen) == 0);
         CHECK(run("cd '%s' && echo more >> f1 && chmod 0600 f2 && setfattr -n user.x -v 1 f3 && ln f4 f4b && "
                   "touch -m -d @86400 f5", dir) == 0);
+        CHECK(renameat2(fd, "g1", fd, "g2", RENAME_EXCHANGE) == 0);
+        CHECK(run("cd '%s' && setfattr -x user.y g3 && fallocate -p -o 4096 -l 4096 g4 && "
+                  "dd if=/dev/urandom of=g6 bs=4096 count=1 oflag=direct conv=notrunc status=none", dir) == 0);
+        {
+                _cleanup_close_ int a = openat(fd, "gsrc", O_RDONLY | O_CLOEXEC), b = openat(fd, "g5", O_WRONLY | O_CLOEXEC);
+
+                CHECK(a >= 0 && b >= 0 &&
+                      ioctl(b, FICLONERANGE, &(struct file_clone_range) {
+                                .src_fd = a, .src_offset = 8192, .src_length = 4096, .dest_offset = 8192 }) == 0);
+        }
         if (map != MAP_FAILED) {
                 map[0] = 'M';
                 munmap(map, 2);
@@ -543,7 +570,9 @@ static void test_changed_inodes(const char *mnt) {
                 CHECK(listed_ino(&l, ino[i]));
         for (int i = 7; i <= 12; i++)
                 CHECK(!listed_ino(&l, ino[i]));
-        printf("# %zu inodes reported after 6 of 12 files changed\n", l.n);
+        for (int i = 1; i <= 6; i++)
+                CHECK(listed_ino(&l, gino[i]));
+        printf("# %zu inodes reported after 12 of 19 files changed\n", l.n);
 }
 
 int main(void) {
