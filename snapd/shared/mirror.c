@@ -111,6 +111,15 @@ typedef struct State {
 typedef struct Level {
         ManifestCursor cur;     /* the previous manifest's entries of this directory */
         int dir;                /* this directory in the previous snapshot (O_PATH) */
+        bool on_root;           /* the directory walked is on the source root's subvolume */
+        /*
+         * In place: the directory walked is the one the previous snapshot
+         * took at this path (its inode, on the source root's subvolume) and
+         * the filesystem vouches its inode unchanged since (vouch.h): no
+         * name in it made, removed or renamed, so each names what it named
+         * then.
+         */
+        bool vouched;
 } Level;
 
 /*
@@ -410,6 +419,10 @@ static int do_dir(State *s, int fd, int dfd, const char *name, const struct stat
                 /* In the store, ours: nobody else writes there. */
                 sub.dir = openat(prev->dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 sub.cur = *children;
+                sub.on_root = st->st_dev == s->root_dev;
+                /* same: its record's inode, on the root's subvolume; and unchanged as an inode. */
+                sub.vouched = same && s->inplace && s->w->reuse &&
+                              vouch_inode_unchanged(s->w->reuse->vouch, st->st_ino);
                 if (sub.dir >= 0)
                         s->stats.compared++;
         }
@@ -752,22 +765,32 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
         /*
          * In place, a directory the filesystem vouches for at this path
          * (vouch.h: neither it nor anything below it changed since the
-         * previous snapshot took it, its name included: a directory
-         * renamed or made anew is a changed inode, its path in the set):
-         * kept from its record in the previous manifest, of this
-         * filesystem's subvolume (not one inside it) and not racy, as
-         * do_dir() would keep it after a statx that could only agree.
-         * Nothing of it is opened or looked at: the cost of a directory
-         * nothing changed under is that of reading its records.
+         * previous snapshot took it), in a directory it vouches names
+         * the same as then (prev->vouched: the one the previous snapshot
+         * took there, its inode unchanged, so no name in it was made,
+         * removed or renamed, and this name is still the directory
+         * recorded, not a subvolume made or renamed here since, nor
+         * another directory renamed here): kept from its record in the
+         * previous manifest, of this filesystem's subvolume (not one
+         * inside it) and not racy, as do_dir() would keep it after a
+         * statx that could only agree.  The path alone is not enough: a
+         * new subvolume is no inode of this tree, and a directory whose
+         * parent was renamed keeps its inode unchanged, so neither puts
+         * the path in the set.  readdir's inode number, when given, is the
+         * one recorded too (a second guard only: for a subvolume it is
+         * its ID, which may be any number).  Nothing of it is opened or
+         * looked at: the cost of a directory nothing changed under is
+         * that of reading its records.
          */
-        if (type == DT_DIR && prev && s->inplace && s->seg && s->w->reuse->vouch &&
+        if (type == DT_DIR && prev && prev->vouched && s->inplace && s->seg && s->w->reuse->vouch &&
             vouch_covers(s->w->reuse->vouch, s->path) && !exclude_match(s->w->exclude, s->path, true)) {
                 r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
                 if (r < 0)
                         return fail(s, r, "cannot read the previous snapshot's manifest");
                 looked = true;
                 found = r > 0;
-                if (found && S_ISDIR(old.mode) && !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id) {
+                if (found && S_ISDIR(old.mode) && !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id &&
+                    (ino == 0 || ino == old.ino)) {
                         r = keep_vouched(s, &old, &children);
                         if (r <= 0)
                                 return r;
@@ -780,10 +803,12 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
          * and which the name is still (readdir's inode number is the one
          * recorded): kept from its record, not looked at, as
          * keep_previous() would keep it after a statx that could only
-         * agree.  Of the source root's subvolume only: another one's
-         * inode numbers are its own.
+         * agree.  Of the source root's subvolume only, the record and the
+         * directory walked (prev->on_root): another one's inode numbers
+         * are its own (a new subvolume's start again at 257), and readdir
+         * gives them.
          */
-        if (type == DT_REG && ino != 0 && prev && s->inplace && s->seg &&
+        if (type == DT_REG && ino != 0 && prev && prev->on_root && s->inplace && s->seg &&
             vouch_inode_unchanged(s->w->reuse->vouch, ino) && !exclude_match(s->w->exclude, s->path, false)) {
                 r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
                 if (r < 0)
@@ -1190,6 +1215,10 @@ static int walk_root_parallel(Root *root, unsigned n_workers, Level *level) {
                 /* Each a run of its own, ascending: it takes the root's directories in order. */
                 if (r >= 0)
                         r = state_manifest(&workers[i].s, &workers[i].level);
+                if (level) {
+                        workers[i].level.on_root = level->on_root;
+                        workers[i].level.vouched = level->vouched;
+                }
         }
         /* Worker 0 is this thread. */
         for (unsigned i = 1; r >= 0 && i < n_workers; i++)
@@ -1233,6 +1262,9 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
                 r = state_manifest(&root.main, &level);
         if (r >= 0 && root.main.prev)
                 root.main.stats.compared++;
+        /* The root: the one the previous snapshot took, its names the same (vouch_root_unchanged()). */
+        level.on_root = true;
+        level.vouched = root.main.inplace && vouch_root_unchanged(w->reuse->vouch);
         if (r >= 0)
                 r = w->workers > 1 ? walk_root_parallel(&root, w->workers, root.main.prev ? &level : NULL) :
                                      walk_dir(&root.main, src_root, dst_root, root.main.prev ? &level : NULL,

@@ -17,11 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -267,6 +269,132 @@ static void test_vouch(const char *mnt) {
         }
 }
 
+/*
+ * What a name in the source names can change without the directory at
+ * that path changing in the filesystem's tree, and the next snapshot must
+ * take what the name names now (review-int10 HIGH 1):
+ * - a plain directory replaced by a new subvolume of the same name
+ *   (renamed away, or removed, first), at the top and one level down (the
+ *   holder's holder is in the set, the path itself never is), or by an
+ *   existing subvolume renamed into place;
+ * - in such a new subvolume, a file whose inode number (they restart at
+ *   257 there) is that of the old directory's file of the same name, the
+ *   old directory holding a file of two links (so it is walked, not
+ *   kept whole, and its records are compared with the new subvolume's);
+ * - two directories swapped by renames (nothing but their own and their
+ *   parent's inodes rewritten): the directories below them unchanged as
+ *   inodes, but now at each other's paths;
+ * - the same one level up: the source's own root replaced by renames of
+ *   the directories above it, the new root unchanged itself.
+ * After each, the snapshot equals the source (rsync -aHAX --checksum)
+ * and holds the new content.
+ */
+static void test_vouch_swaps(const char *mnt) {
+        char src[PATH_MAX + 8], store_path[PATH_MAX + 32], s1[SNAPSHOT_NAME_MAX], s2[SNAPSHOT_NAME_MAX],
+             s3[SNAPSHOT_NAME_MAX];
+        SnapshotFacts f, g;
+        Job job;
+
+        snprintf(src, sizeof(src), "%s/w", mnt);
+        snprintf(store_path, sizeof(store_path), "%s/.refsnap/w", mnt);
+        job = (Job) { .name = "w", .source = src, .store = store_path };
+        CHECK(run("mount -o remount,noatime '%s'", mnt) == 0);
+        /*
+         * The source a subvolume of its own, so its inode numbers are
+         * known: h is 257, h/x 258 (the first inodes made); h/l1 and h/l2
+         * one file of two links.
+         */
+        CHECK(run("mkdir -p '%s/.refsnap' && btrfs subvolume create '%s' >/dev/null && cd '%s' && "
+                  "mkdir h && echo old-x > h/x && echo l > h/l1 && ln h/l1 h/l2 && "
+                  "for i in $(seq -w 12); do mkdir d$i && for j in $(seq -w 12); do "
+                  "echo \"$i $j\" > d$i/file-with-a-rather-long-name-$j; done; done && "
+                  "mkdir -p p/d p/e && echo p-old > p/d/f && echo e > p/e/f && "
+                  "btrfs subvolume create sv >/dev/null && echo in-sv > sv/f && "
+                  "test \"$(stat -c %%i h/x)\" = 258", mnt, src, src) == 0);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s1, &f) == 0 && !f.incremental);
+
+        CHECK(run("cd '%s' && "
+                  "mv d10 d10.old && btrfs subvolume create d10 >/dev/null && cp -a d10.old/. d10/ && "
+                  "echo NEW > d10/file-with-a-rather-long-name-01 && mkdir d10/brand-new && echo X > d10/brand-new/x && "
+                  "rm -r d11 && btrfs subvolume create d11 >/dev/null && echo fresh > d11/f && "
+                  "rm -r d12 && mv sv d12 && "
+                  "mv p/d p/d.old && btrfs subvolume create p/d >/dev/null && echo p-new > p/d/f && "
+                  "mv h h.old && btrfs subvolume create h >/dev/null && echo first > h/aaa && echo new-x > h/x && "
+                  "test \"$(stat -c %%i h/x)\" = 258", src) == 0);
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s2, &g) == 0);
+        printf("# swaps: incremental=%d, %llu of %llu directories compared, %llu reused\n", g.incremental,
+               (unsigned long long) g.compared, (unsigned long long) g.dirs, (unsigned long long) g.reused);
+        CHECK(g.incremental);
+        CHECK(run("cd '%s/%s' && grep -qx NEW d10/file-with-a-rather-long-name-01 && test -e d10/brand-new/x",
+                  store_path, s2) == 0);
+        CHECK(run("cd '%s/%s' && grep -qx fresh d11/f && test ! -e d11/file-with-a-rather-long-name-01",
+                  store_path, s2) == 0);
+        CHECK(run("cd '%s/%s' && grep -qx in-sv d12/f && test ! -e d12/file-with-a-rather-long-name-01",
+                  store_path, s2) == 0);
+        CHECK(run("grep -qx p-new '%s/%s/p/d/f'", store_path, s2) == 0);
+        CHECK(run("grep -qx new-x '%s/%s/h/x'", store_path, s2) == 0);
+        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete w/ "
+                  "'.refsnap/w/%s/' 2>&1)\"", mnt, s2) == 0);
+
+        /* Once more, nothing changed: what the last one took is kept as it is. */
+        next_tick();
+        CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, s3, &g) == 0);
+        CHECK(g.incremental);
+        CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete w/ "
+                  "'.refsnap/w/%s/' 2>&1)\"", mnt, s3) == 0);
+
+        /*
+         * Two directories swapped by renames: sw/a/c is then what sw/b/c
+         * was, and sw/a/c/e too, all below a and b unchanged as inodes.  a
+         * and b made long before what is in them: their renames rewrite
+         * the leaves of their own items, not those of the directories
+         * below them (btrfs_changed_inodes() would report those too,
+         * unchanged, and nothing there would be kept by its path).
+         */
+        {
+                char src2[PATH_MAX + 16], store2[PATH_MAX + 32], a[SNAPSHOT_NAME_MAX], b[SNAPSHOT_NAME_MAX];
+                Job job2;
+
+                snprintf(src2, sizeof(src2), "%s/sw", mnt);
+                snprintf(store2, sizeof(store2), "%s/.refsnap/sw", mnt);
+                job2 = (Job) { .name = "sw", .source = src2, .store = store2 };
+                CHECK(run("btrfs subvolume create '%s' >/dev/null && cd '%s' && mkdir a b && mkdir filler && "
+                          "for i in $(seq 200); do echo $i > filler/file-with-a-rather-long-name-$i; done && "
+                          "mkdir -p a/c/e b/c/e && echo in-a > a/c/e/f && echo in-b > b/c/e/f", src2, src2) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, a, &f) == 0 && !f.incremental);
+                CHECK(run("cd '%s' && mv a t && mv b a && mv t b", src2) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, b, &g) == 0 && g.incremental);
+                CHECK(run("grep -qx in-b '%s/%s/a/c/e/f' && grep -qx in-a '%s/%s/b/c/e/f'", store2, b, store2, b) == 0);
+                CHECK(run("test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/%s/' 2>&1)\"",
+                          src2, store2, b) == 0);
+        }
+
+        /* The source's root replaced by renames above it: anc/a/src is then what anc/b/src was. */
+        {
+                char src2[PATH_MAX + 16], store2[PATH_MAX + 32], a[SNAPSHOT_NAME_MAX], b[SNAPSHOT_NAME_MAX];
+                Job job2;
+
+                snprintf(src2, sizeof(src2), "%s/anc/a/src", mnt);
+                snprintf(store2, sizeof(store2), "%s/.refsnap/anc", mnt);
+                job2 = (Job) { .name = "anc", .source = src2, .store = store2 };
+                CHECK(run("cd '%s' && btrfs subvolume create anc >/dev/null && "
+                          "mkdir -p anc/a/src/d/e anc/b/src/d/e && echo in-a > anc/a/src/d/e/f && "
+                          "echo in-b > anc/b/src/d/e/f", mnt) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, a, &f) == 0 && !f.incremental);
+                CHECK(run("cd '%s/anc' && mv a t && mv b a && mv t b", mnt) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job2, &clone_double_ops, NULL, stderr, NULL, b, &g) == 0 && g.incremental);
+                CHECK(run("grep -qx in-b '%s/%s/d/e/f'", store2, b) == 0);
+                CHECK(run("test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/%s/' 2>&1)\"",
+                          src2, store2, b) == 0);
+        }
+}
+
 /* st_mtim of store/snap/path (0 when missing). */
 static time_t mtime_of(int store, const char *snap, const char *path) {
         char p[PATH_MAX];
@@ -386,17 +514,32 @@ static void test_changed_inodes(const char *mnt) {
         char dir[PATH_MAX + 8], path[PATH_MAX + 64];
         _cleanup_close_ int fd = -EBADF;
         InoList l = {};
-        uint64_t gen = 0, ino[13] = {};
+        uint64_t gen = 0, ino[13] = {}, gino[7] = {};
         struct stat st;
         char *map;
         int mfd;
 
         snprintf(dir, sizeof(dir), "%s/ci", mnt);
-        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done", dir, dir) == 0);
+        /*
+         * And the changes review-int10 LOW 13 named, each of a file of its
+         * own: g1 and g2 exchanged (RENAME_EXCHANGE), an xattr removed
+         * (g3), a hole punched (g4), a range cloned into it (g5, from
+         * gsrc), a No_COW file overwritten with O_DIRECT (g6).
+         */
+        CHECK(run("mkdir '%s' && cd '%s' && for i in $(seq 12); do echo $i > f$i; done && "
+                  "echo g1 > g1 && echo g2 > g2 && echo g3 > g3 && setfattr -n user.y -v 1 g3 && "
+                  "for g in g4 g5 gsrc; do dd if=/dev/urandom of=$g bs=64k count=1 status=none; done && "
+                  "touch g6 && chattr +C g6 && dd if=/dev/urandom of=g6 bs=64k count=1 status=none && sync",
+                  dir, dir) == 0);
         for (int i = 1; i <= 12; i++) {
                 snprintf(path, sizeof(path), "%s/f%d", dir, i);
                 CHECK(stat(path, &st) == 0);
                 ino[i] = st.st_ino;
+        }
+        for (int i = 1; i <= 6; i++) {
+                snprintf(path, sizeof(path), "%s/g%d", dir, i);
+                CHECK(stat(path, &st) == 0);
+                gino[i] = st.st_ino;
         }
         snprintf(path, sizeof(path), "%s/f6", dir);
         mfd = open(path, O_RDWR | O_CLOEXEC);
@@ -406,6 +549,16 @@ static void test_changed_inodes(const char *mnt) {
         CHECK(fd >= 0 && btrfs_commit(fd, &gen) == 0);
         CHECK(run("cd '%s' && echo more >> f1 && chmod 0600 f2 && setfattr -n user.x -v 1 f3 && ln f4 f4b && "
                   "touch -m -d @86400 f5", dir) == 0);
+        CHECK(renameat2(fd, "g1", fd, "g2", RENAME_EXCHANGE) == 0);
+        CHECK(run("cd '%s' && setfattr -x user.y g3 && fallocate -p -o 4096 -l 4096 g4 && "
+                  "dd if=/dev/urandom of=g6 bs=4096 count=1 oflag=direct conv=notrunc status=none", dir) == 0);
+        {
+                _cleanup_close_ int a = openat(fd, "gsrc", O_RDONLY | O_CLOEXEC), b = openat(fd, "g5", O_WRONLY | O_CLOEXEC);
+
+                CHECK(a >= 0 && b >= 0 &&
+                      ioctl(b, FICLONERANGE, &(struct file_clone_range) {
+                                .src_fd = a, .src_offset = 8192, .src_length = 4096, .dest_offset = 8192 }) == 0);
+        }
         if (map != MAP_FAILED) {
                 map[0] = 'M';
                 munmap(map, 2);
@@ -417,7 +570,9 @@ static void test_changed_inodes(const char *mnt) {
                 CHECK(listed_ino(&l, ino[i]));
         for (int i = 7; i <= 12; i++)
                 CHECK(!listed_ino(&l, ino[i]));
-        printf("# %zu inodes reported after 6 of 12 files changed\n", l.n);
+        for (int i = 1; i <= 6; i++)
+                CHECK(listed_ino(&l, gino[i]));
+        printf("# %zu inodes reported after 12 of 19 files changed\n", l.n);
 }
 
 int main(void) {
@@ -619,6 +774,7 @@ int main(void) {
         test_changed_inodes(mnt);
         test_vouch(mnt);
         test_purge(mnt);
+        test_vouch_swaps(mnt);
         run("umount '%s/mnt'; rm -rf '%s'", base, base);
         return tests_end();
 }

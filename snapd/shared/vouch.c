@@ -22,6 +22,7 @@ struct Vouch {
         bool sealed;
         bool has_inodes;        /* inodes: every inode that changed (vouch_add_inode()) */
         InoSet inodes;
+        bool root_unchanged;    /* vouch_root_unchanged() */
 };
 
 int vouch_new(Vouch **ret) {
@@ -162,12 +163,20 @@ bool vouch_inode_unchanged(const Vouch *v, uint64_t ino) {
         return v && v->sealed && v->has_inodes && ino != 0 && !ino_set_has(&v->inodes, ino);
 }
 
+bool vouch_root_unchanged(const Vouch *v) {
+        return v && v->sealed && v->root_unchanged;
+}
+
 typedef struct Build {
         int src;
         Vouch *v;
         const char *prefix;     /* the source's root from the subvolume's root */
         InoSet asked;           /* inodes whose path was added */
         size_t changed;
+        /* The directories above the source's root among those asked (changed or holding a changed inode). */
+        uint64_t above[64];
+        size_t n_above;
+        bool above_overflow;
 } Build;
 
 /* The path of inode ino, when it lies in the source: changed. */
@@ -186,6 +195,14 @@ static int add_inode_path(Build *b, uint64_t ino) {
                 return r;
         if (n == 0)
                 return vouch_add_changed(b->v, p);
+        if (strlen(p) < n && strncmp(p, b->prefix, strlen(p)) == 0 && (p[0] == '\0' || b->prefix[strlen(p)] == '/')) {
+                /* Above the source's root: whether it changed is known once all are given. */
+                if (b->n_above < ELEMENTSOF(b->above))
+                        b->above[b->n_above++] = ino;
+                else
+                        b->above_overflow = true;
+                return 0;
+        }
         if (strncmp(p, b->prefix, n) != 0 || (p[n] != '\0' && p[n] != '/'))
                 return 0;       /* outside the source */
         return vouch_add_changed(b->v, p[n] == '/' ? p + n + 1 : "");
@@ -233,6 +250,18 @@ int vouch_btrfs(int src, uint64_t since, Vouch **ret) {
         b.v->has_inodes = r >= 0;
         if (r >= 0)
                 r = btrfs_subvol_child_dirs(src, on_parent, &b);
+        /*
+         * The root is the directory the previous snapshot took at the
+         * source's path, with the same names, when neither it nor any
+         * directory above it in the subvolume changed: no rename there put
+         * another directory at the path, no name in the root was made,
+         * removed or renamed.
+         */
+        b.v->root_unchanged = r >= 0 && b.v->has_inodes && !b.above_overflow &&
+                              !ino_set_has(&b.v->inodes, st.st_ino);
+        for (size_t i = 0; i < b.n_above; i++)
+                if (ino_set_has(&b.v->inodes, b.above[i]))
+                        b.v->root_unchanged = false;
         free(b.asked.slots);
         if (r < 0) {
                 vouch_free(b.v);

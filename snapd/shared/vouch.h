@@ -9,9 +9,24 @@
  * The directories of a source that changed since the previous snapshot,
  * as the filesystem says (not as a watch saw: fanotify reports no write
  * through a shared mapping, and a file may be held open for writing
- * where no scan finds it, in flight in a socket): every directory not in
- * the set, with everything below it, is as the previous snapshot took
+ * where no scan finds it, in flight in a socket): a directory at a path
+ * not in the set that is the directory the previous snapshot took at
+ * that path is, with everything below it, as the previous snapshot took
  * it, and an in-place update keeps it without walking it.
+ *
+ * Which directory a path names now is not in the set: a subvolume made
+ * or renamed there is no inode of this tree, and two directories swapped
+ * by renames (or the directories above the source's root) keep the
+ * inodes below them unchanged, each at the other's path; none of these
+ * puts the path in the set.  It is the directory holding the name that
+ * vouches for it: one whose own inode did not change (no name in it
+ * made, removed or renamed; a subvolume's made or renamed in or out
+ * included) holds the names it held, each naming what it named.  So a
+ * directory is kept by its path only when the directory holding it is
+ * the one the previous snapshot took there (same inode, on the source's
+ * subvolume) and unchanged (vouch_inode_unchanged()), from the root down
+ * (vouch_root_unchanged()); a file only when readdir's inode number, in
+ * a directory of the source's subvolume, is the one recorded.
  *
  * On btrfs: each snapshot commits the source's filesystem before its
  * walk (btrfs_commit(): transaction T, every change before it in the
@@ -54,6 +69,15 @@ int vouch_add_inode(Vouch *v, uint64_t ino);
  * included?  After vouch_seal(); false for a set given no inode.
  */
 bool vouch_inode_unchanged(const Vouch *v, uint64_t ino);
+
+/*
+ * Is the source's root the directory the previous snapshot took at its
+ * path, holding the same names?  Neither it nor any directory above it
+ * in its subvolume changed (a rename above it may have put another
+ * directory at its path).  After vouch_seal(); false for a set given no
+ * inode.
+ */
+bool vouch_root_unchanged(const Vouch *v);
 
 /*
  * The set for the source src (its root directory, on btrfs) since
