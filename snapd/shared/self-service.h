@@ -155,9 +155,11 @@ typedef struct SelfTree {
  * readable file: none, so it is hers, without set-id bits); a symbolic
  * link comes back as the link; a device node, FIFO or socket never.  Each
  * is made beside its live twin under a hidden name (SELF_TEMP_PREFIX)
- * and renamed over it where t->replace says a guard snapshot holds what
- * is there (else to a name that is not there: RENAME_NOREPLACE); a live
- * entry that already is what would be made is left alone.  With
+ * and put in its place where t->replace says a guard snapshot holds what
+ * is there and t->plan saw it as it is (else to a name that is not
+ * there: RENAME_NOREPLACE); a live entry that already is what would be
+ * made is left alone.  A live directory is merged into only where it is
+ * hers (or root's that no group or other may write).  With
  * t->delete, what a directory of the snapshot lacks is removed from its
  * live twin (rm_rf_at(): no link followed, no mount entered, the kernel
  * judging her), only where t->replace.  t->dry_run: said, not done.  The
