@@ -167,6 +167,7 @@ typedef struct VersionsArgs {
         char guard[SNAPSHOT_NAME_MAX];  /* the guard snapshot taken, "" none */
         char kept_in[SNAPSHOT_NAME_MAX]; /* no guard: what is replaced is this snapshot's already */
         bool would_guard;       /* the dry run: a guard would be taken */
+        char *plan;             /* the plan's "P ..." lines: the live entries the restore may replace or remove, as seen */
         char who[320];          /* "uid U, pid P, unit UNIT (:1.N)", for the log */
         bool handed_on;         /* the next stage's now: not freed with this one */
         bool finished;          /* the running count dropped */
@@ -187,6 +188,7 @@ static void versions_args_free(void *p) {
         free(a->snapshot);
         free(a->gjob_name);
         free(a->grel);
+        free(a->plan);
         free(a);
 }
 
@@ -356,7 +358,11 @@ static int versions_work(FILE *report, void *userdata) {
                         .keep = skipped,
                         .newest = -EBADF,
                         .out = report,
+                        /* The plan records what it would replace or remove; the restore touches only that. */
+                        .record = a->stage == STAGE_PLAN,
+                        .plan = a->stage == STAGE_RESTORE ? (a->plan ? a->plan : "") : NULL,
                 };
+                _cleanup_free_ char *dest_rel = NULL;
                 struct stat gs, ds;
                 bool guardable;
 
@@ -390,6 +396,18 @@ static int versions_work(FILE *report, void *userdata) {
                                 snprintf(a->kept_in, sizeof(a->kept_in), "%s", names[n - 1]);
                         }
                 }
+                /*
+                 * What --delete leaves alone is judged where it is: the
+                 * excludes of the job holding the destination, at its path
+                 * there (--to elsewhere, or into another job).
+                 */
+                if (a->gjob) {
+                        dest_rel = *a->grel ? path_join(a->grel, a->base) : strdup(a->base);
+                        if (!dest_rel)
+                                return SELF_ERROR;
+                        t.exclude = a->gjob->exclude;
+                        t.dest_rel = dest_rel;
+                }
                 r = self_restore_tree(live, fds, n, which, a->rel, a->dest, a->base, &t);
                 if (r == -ENOENT)
                         return SELF_NONE;
@@ -405,6 +423,10 @@ static int versions_work(FILE *report, void *userdata) {
                         fprintf(report, "E a directory is where it would go: not replaced by a file\n");
                 else if (r == -ENOTDIR)
                         fprintf(report, "E it is a directory, and where it would go is not one\n");
+                else if (r == -ESTALE)
+                        fprintf(report, "E what is where it would go changed since the plan: nothing replaced\n");
+                else if (r == -EPERM && t.refused > 0)
+                        fprintf(report, "E a directory of another user's is where it would go: not merged into\n");
                 else if (r < 0)
                         fprintf(report, "E cannot %s: %s\n", t.made + t.replaced > 0 || r == -EOPNOTSUPP ? "make it" :
                                 "use the destination", strerror(-r));
@@ -504,6 +526,26 @@ static int parse_summary(const char *report, RestoreSummary *ret) {
                         return -EBADMSG;
                 p++;
         }
+}
+
+/* The plan's "P ..." lines (what the restore may replace or remove, as the plan saw it), in *ret. */
+static int plan_lines(const char *report, char **ret) {
+        size_t size = 0;
+        char *buf = NULL;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return -ENOMEM;
+        for (const char *p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, "P ", 2) == 0)
+                        fprintf(f, "%.*s\n", (int) strcspn(p, "\n"), p);
+        if (fclose(f) != 0 || !buf) {
+                free(buf);
+                return -ENOMEM;
+        }
+        free(*ret);
+        *ret = buf;
+        return 0;
 }
 
 /* The report's "E ..." line, its text (a new string), or NULL. */
@@ -734,6 +776,14 @@ static void restore_done(sd_bus_message *call, int code, const char *report, siz
                         return;
                 }
                 a->replace = touches;
+                /* The snapshot planned is the one restored ("latest" resolved once, here). */
+                free(a->snapshot);
+                a->snapshot = strdup(sum.snapshot);
+                if (!a->snapshot || plan_lines(report, &a->plan) < 0) {
+                        (void) sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "Not restored: %s", strerror(ENOMEM));
+                        restore_finish(a);
+                        return;
+                }
                 if (needs_guard) {
                         JobState *js = manager_find_job(a->service->manager, a->gjob_name);
 

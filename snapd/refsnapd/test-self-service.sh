@@ -114,6 +114,9 @@ mkdir -p "$t/nob"; chown nobody "$t/nob"
 # 1h, one due at 04:00:00 held the store when a guard was asked at
 # 04:00:04, and the guard got JobRunning).
 printf '[self]\nsource = %s\nstore = %s\ninterval = 52w\nexclude = *.keep\n' "$t/b/src" "$t/b/store" > "$t/main.conf"
+# A second job, whose own excludes --delete --to into it keeps (*.cache).
+mkdir -p "$t/b/src2" "$t/b/store2/$s3"; chmod 0700 "$t/b/store2"
+printf '[other]\nsource = %s\nstore = %s\ninterval = 52w\nexclude = *.cache\n' "$t/b/src2" "$t/b/store2" >> "$t/main.conf"
 : > "$t/rules"
 : > "$t/pk.log"
 chmod 0644 "$t/rules"
@@ -395,6 +398,25 @@ rm -r "$t/b/src/own/d/rootdir" "$t/b/src/own/d/x.keep" "$t/b/src/own/d/sub2"
 # else of own, so nothing else of own is removed.
 mine "$t/b/src" "$guard" own --to "$t/b/src" --delete
 ok test -L "$t/b/src/own/link" -a -d "$t/b/src/own/back" -a -d "$t/b/src/own/d"
+# A live directory of another user's where hers was (daemon's, 0777):
+# never merged into, nothing of hers made in it.
+mkdir -p "$t/nob/m3/d"; chown nobody "$t/nob/m3" "$t/nob/m3/d"
+mkdir -m 0777 "$t/nob/m3/d/sub"; chown daemon "$t/nob/m3/d/sub"; chmod 0777 "$t/nob/m3/d/sub"
+mine "$t/b/src/own" "$s1" d --to "$t/nob/m3"
+ok grep -qx 'exit 1' "$t/out"
+ok grep -q '^! d/sub/: .*another user' "$t/out"
+ok test ! -L "$t/nob/m3/d/sub/l2"
+ok test "$(readlink "$t/nob/m3/d/l1")" = one
+# --delete --to a directory of another job: that job's excludes (*.cache)
+# are what --delete leaves alone there, at the destination's path.
+mkdir -p "$t/b/src2/w/d"; chown nobody "$t/b/src2/w" "$t/b/src2/w/d"
+ln -s c "$t/b/src2/w/d/x.cache"; ln -s zz "$t/b/src2/w/d/zz"
+chown -h nobody "$t/b/src2/w/d/x.cache" "$t/b/src2/w/d/zz"
+mine "$t/b/src/own" "$s1" d --to "$t/b/src2/w" --delete
+ok test -L "$t/b/src2/w/d/x.cache"
+ok grep -q '^= d/x.cache' "$t/out"
+ok test ! -L "$t/b/src2/w/d/zz"
+ok test "$(readlink "$t/b/src2/w/d/l1")" = one
 # Guard snapshots are bounded per user: beyond the bound a restore that
 # needs one is refused (Busy) and replaces nothing.
 for i in $(seq 12); do
@@ -486,6 +508,53 @@ d_pid=
 for c in "${clients[@]:1}"; do wait "$c"; done
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon2.log'"
 
+# What changes between the plan and the restore is never replaced or
+# removed (no snapshot holds it), and the snapshot restored is the one
+# planned ("latest" resolved once): restore --mine --delete whose worker
+# takes its time (a test-only sleep), the live tree changed once the
+# guard is taken, and a newer snapshot made meanwhile.
+REFSNAP_TEST_SELF_SLEEP=4 REFSNAP_TEST_GUARD_SLEEP=3 "$daemon" -c "$t/main.conf" --conf-dir "$t/conf.d" > "$t/daemon5.log" 2>&1 &
+d_pid=$!
+ok wait_until 30 sh -c "'${bc[0]}' --address='$DBUS_SYSTEM_BUS_ADDRESS' list | grep -q '^org.refsnap1 '"
+e=$t/b/src/own/d
+mkdir -p "$e/sub"
+ln -sfn changed "$e/l1"; ln -sfn three "$e/l3"; ln -sfn two "$e/sub/l2"
+chown -h nobody "$e/sub" "$e/l1" "$e/l3" "$e/sub/l2"
+mine "$t/b/src/own" latest d --delete &
+m_pid=$!
+# While the guard's child runs (the daemon holds its report's memfd): a newer snapshot.
+ok wait_until 60 sh -c "ls -l /proc/$d_pid/fd | grep -q memfd:refsnap-self-guard"
+for k in $(seq 20 40); do
+	s4=$(date -u -d "$k seconds ago" +%Y-%m-%dT%H:%M:%SZ)
+	[ -e "$t/b/store/$s4" ] || break
+done
+[[ "$s4" > "$s3" ]] || echo "# $s4 is not after $s3"
+cp -a "$t/b/store/$s3" "$t/b/store/$s4"
+ln -sfn four "$t/b/store/$s4/own/d/sub/l2"
+# Once the guard is taken (the restore's worker takes its time): the live tree changed.
+ok wait_until 60 grep -q 'guard snapshot .* taken for a self-service restore' "$t/daemon5.log"
+touch -h "$e/l1"                        # the same link, changed (its ctime)
+ln -sfn three-late "$e/l3"              # another link where l3 was
+ln -s late "$e/late"                    # a new entry
+mkdir "$e/moved-in"; ln -s f "$e/moved-in/f"     # a directory moved in
+chown -h nobody "$e/l3" "$e/late" "$e/moved-in" "$e/moved-in/f"
+wait "$m_pid"
+cp "$t/out" "$t/late.out"
+ok grep -qx 'exit 1' "$t/out"
+ok test "$(readlink "$e/l1")" = changed
+ok grep -q '^! d/l1: .*changed since the plan' "$t/out"
+ok test "$(readlink "$e/l3")" = three-late
+ok test "$(readlink "$e/late")" = late
+ok test "$(readlink "$e/moved-in/f")" = f
+ok test "$(readlink "$e/sub/l2")" = two
+ok sh -c "! grep -q '$s4' '$t/out'"
+rm -r "$e/late" "$e/moved-in" "$t/b/store/$s4"
+kill -TERM "$d_pid"
+wait "$d_pid"
+ok test $? = 0
+d_pid=
+ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon5.log'"
+
 # A snapshot that comes due while a guard snapshot runs waits for it and
 # then starts (never skipped, never failed on the store's lock): a job due
 # every 4 s, and a guard that takes its time (a test-only sleep in the
@@ -550,6 +619,6 @@ ok test $? = 0
 d_pid=
 ok sh -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' '$t/daemon3.log'"
 [ "$failed" = 0 ] || { echo "# daemon log:"; sed 's/^/# /' "$t/daemon.log"; sed 's/^/# 2: /' "$t/daemon2.log" 2>/dev/null; tail -5 "$t/daemon3.log" 2>/dev/null | sed 's/^/# 3: /'; sed 's/^/# 4: /' "$t/daemon4.log" 2>/dev/null; echo "# polkit:"; sed 's/^/# /' "$t/pk.log"
-	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# delete:"; sed 's/^/# /' "$t/delete.out" 2>/dev/null; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
+	echo "# last:"; sed 's/^/# /' "$t/out"; echo "# delete:"; sed 's/^/# /' "$t/delete.out" 2>/dev/null; echo "# late:"; sed 's/^/# /' "$t/late.out" 2>/dev/null; sed 's/^/# 5: /' "$t/daemon5.log" 2>/dev/null; echo "# own:"; sed 's/^/# /' "$t/own.out"; }
 echo "1..$n"
 [ "$failed" = 0 ]

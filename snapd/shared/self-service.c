@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +355,194 @@ static int make_file(int src, const struct statx *st, int dest, char tmp[static 
         return 0;
 }
 
+/* A live entry the plan will replace or remove, as it saw it. */
+typedef struct SelfPlanEntry {
+        char *key;              /* the path shown, in hex */
+        uint64_t dev, ino, size;
+        int64_t ctime_sec;
+        uint32_t ctime_nsec, mode;
+} SelfPlanEntry;
+
+/* What a live entry's identity is made of (the plan's record of it, its check). */
+#define IDENT_MASK (STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_CTIME | STATX_MTIME | STATX_UID | \
+                    STATX_GID)
+
+static char *hex_of(const char *shown) {
+        size_t len = strlen(shown);
+        char *h = malloc(2 * len + 1);
+
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < len; i++)
+                sprintf(h + 2 * i, "%02x", (unsigned char) shown[i]);
+        h[2 * len] = '\0';
+        return h;
+}
+
+static uint64_t dev_of(const struct statx *st) {
+        return (uint64_t) makedev(st->stx_dev_major, st->stx_dev_minor);
+}
+
+/* The plan: the live entry shown (st) will be replaced or removed. */
+static void plan_record(SelfTree *t, const char *shown, const struct statx *st) {
+        _cleanup_free_ char *h = NULL;
+
+        if (!t->record || !t->out)
+                return;
+        h = hex_of(shown);
+        if (!h) {
+                t->error = -ENOMEM;
+                return;
+        }
+        fprintf(t->out, "P %s %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n", h,
+                dev_of(st), (uint64_t) st->stx_ino, (int64_t) st->stx_ctime.tv_sec, st->stx_ctime.tv_nsec,
+                (uint64_t) st->stx_size, (uint32_t) st->stx_mode);
+}
+
+static int plan_cmp(const void *a, const void *b) {
+        return strcmp(((const SelfPlanEntry *) a)->key, ((const SelfPlanEntry *) b)->key);
+}
+
+static void plan_free(SelfTree *t) {
+        for (size_t i = 0; i < t->n_planned; i++)
+                free(t->planned[i].key);
+        t->planned = mfree(t->planned);
+        t->n_planned = 0;
+}
+
+/* t->plan's "P ..." lines, sorted by path; other lines ignored.  0 or -ENOMEM. */
+static int plan_load(SelfTree *t) {
+        size_t cap = 0;
+
+        for (const char *p = t->plan; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                SelfPlanEntry e = {};
+                char *key = NULL;
+
+                if (strncmp(p, "P ", 2) != 0)
+                        continue;
+                if (sscanf(p, "P %ms %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNu32 " %" SCNu64 " %" SCNu32, &key,
+                           &e.dev, &e.ino, &e.ctime_sec, &e.ctime_nsec, &e.size, &e.mode) != 7) {
+                        free(key);
+                        continue;       /* never matched: what it names is not replaced */
+                }
+                e.key = key;
+                if (t->n_planned == cap) {
+                        SelfPlanEntry *m = reallocarray(t->planned, cap ? cap * 2 : 16, sizeof(SelfPlanEntry));
+
+                        if (!m) {
+                                free(key);
+                                return -ENOMEM;
+                        }
+                        t->planned = m;
+                        cap = cap ? cap * 2 : 16;
+                }
+                t->planned[t->n_planned++] = e;
+        }
+        if (t->n_planned > 0)
+                qsort(t->planned, t->n_planned, sizeof(SelfPlanEntry), plan_cmp);
+        return 0;
+}
+
+/*
+ * May the live entry shown (st, as it is now) be replaced or removed?
+ * With no plan (the plan itself, a dry run): yes.  Else only where the
+ * plan saw it, as it is: the same inode (device, number), type, mode,
+ * size and status change time (any write, chmod, chown, rename or link
+ * since changes it).
+ */
+static bool planned(SelfTree *t, const char *shown, const struct statx *st) {
+        _cleanup_free_ char *h = NULL;
+        const SelfPlanEntry *e;
+
+        if (!t->plan)
+                return true;
+        h = hex_of(shown);
+        if (!h)
+                return false;
+        e = bsearch(&(SelfPlanEntry) { .key = h }, t->planned, t->n_planned, sizeof(SelfPlanEntry), plan_cmp);
+        return e && e->dev == dev_of(st) && e->ino == st->stx_ino && e->mode == st->stx_mode &&
+               e->size == st->stx_size && e->ctime_sec == (int64_t) st->stx_ctime.tv_sec &&
+               e->ctime_nsec == st->stx_ctime.tv_nsec;
+}
+
+/* Is dir_fd/name (now) the inode st was (device, number, type)?  A rename changes its ctime, nothing else. */
+static bool same_inode_at(int dir_fd, const char *name, const struct statx *st) {
+        struct statx now;
+
+        return statx_no_xdev(dir_fd, name, IDENT_MASK, &now) >= 0 && dev_of(&now) == dev_of(st) &&
+               now.stx_ino == st->stx_ino && (now.stx_mode & S_IFMT) == (st->stx_mode & S_IFMT);
+}
+
+static void temp_name(char tmp[static 64]) {
+        snprintf(tmp, 64, SELF_TEMP_PREFIX "%d-%08x", (int) getpid(), (unsigned) (random() ^ (unsigned) time(NULL)));
+}
+
+/*
+ * Remove dir_fd/name, checked as planned (lst) just before: renamed
+ * aside to a hidden name first, removed there only if it is the very
+ * inode checked (else put back: someone put another there meanwhile).
+ * A directory only when empty (its entries removed one by one before).
+ * 0, or -errno (-ESTALE: it changed; nothing removed).
+ */
+static int remove_planned(SelfTree *t, int dir_fd, const char *name, const struct statx *lst) {
+        char tmp[64];
+
+        if (!t->plan)
+                return S_ISDIR(lst->stx_mode) ? (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0) :
+                       rm_rf_at(dir_fd, name);
+        temp_name(tmp);
+        if (renameat2(dir_fd, name, dir_fd, tmp, RENAME_NOREPLACE) < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        if (!same_inode_at(dir_fd, tmp, lst)) {
+                if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) < 0)
+                        return -EADDRINUSE;     /* left under tmp: said so */
+                return -ESTALE;
+        }
+        if (unlinkat(dir_fd, tmp, S_ISDIR(lst->stx_mode) ? AT_REMOVEDIR : 0) < 0) {
+                int r = -errno;
+
+                (void) renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE);
+                return r == -ENOTEMPTY || r == -EEXIST ? -ESTALE : r;
+        }
+        return 0;
+}
+
+/*
+ * Put dest/tmp (just made: mine) where dest/name is, over the live entry
+ * checked as planned (lst) just before, and nothing else: the two
+ * exchanged (RENAME_EXCHANGE), the one taken out checked to be that very
+ * inode and removed, else exchanged back and what was made removed
+ * (nothing unplanned is ever lost).  Without a plan (or where the
+ * filesystem cannot exchange) renamed over it.  0, or -errno (-ESTALE:
+ * it changed; nothing replaced; -EADDRINUSE: and what was there is left
+ * under tmp).
+ */
+static int replace_planned(SelfTree *t, int dest, const char *tmp, const char *name, const struct statx *lst) {
+        struct statx mine;
+
+        if (!t->plan)
+                return renameat2(dest, tmp, dest, name, 0) < 0 ? -errno : 0;
+        if (statx_no_xdev(dest, tmp, IDENT_MASK, &mine) < 0)
+                return -errno;
+        if (renameat2(dest, tmp, dest, name, RENAME_EXCHANGE) < 0) {
+                if (errno == ENOENT)
+                        return -ESTALE;
+                if (errno != EINVAL && errno != EOPNOTSUPP)
+                        return -errno;
+                /* No exchange here: checked once more, then renamed over it. */
+                if (!same_inode_at(dest, name, lst))
+                        return -ESTALE;
+                return renameat2(dest, tmp, dest, name, 0) < 0 ? -errno : 0;
+        }
+        /* tmp is what was there. */
+        if (same_inode_at(dest, tmp, lst))
+                return unlinkat(dest, tmp, 0) < 0 ? -errno : 0;
+        if (renameat2(dest, tmp, dest, name, RENAME_EXCHANGE) < 0 || !same_inode_at(dest, tmp, &mine))
+                return -EADDRINUSE;
+        (void) unlinkat(dest, tmp, 0);
+        return -ESTALE;
+}
+
 static int restore_entry(SelfTree *t, int root, int dest, const char *name, const char *rel, const char *shown,
                          unsigned depth, bool top);
 
@@ -379,10 +568,19 @@ static bool delete_here(const SelfTree *t, const char *rel) {
 
 /* Does delete leave rel alone: excluded (itself, or a directory above it), or skipped by the snapshot? */
 static bool delete_keeps(const SelfTree *t, const char *rel, bool is_dir) {
-        if (exclude_match(t->exclude, rel, is_dir))
+        _cleanup_free_ char *at = NULL;
+        const char *x = rel;
+
+        /* The job's excludes at the destination's path (the job holding it), what the snapshot skipped at its own. */
+        if (t->dest_rel && t->top_rel && path_startswith(rel, t->top_rel)) {
+                if (asprintf(&at, "%s%s", t->dest_rel, rel + strlen(t->top_rel)) < 0)
+                        return true;
+                x = at;
+        }
+        if (exclude_match(t->exclude, x, is_dir))
                 return true;
-        for (const char *p = strchr(rel, '/'); t->exclude && p; p = strchr(p + 1, '/')) {
-                _cleanup_free_ char *up = strndup(rel, p - rel);
+        for (const char *p = strchr(x, '/'); t->exclude && p; p = strchr(p + 1, '/')) {
+                _cleanup_free_ char *up = strndup(x, p - x);
 
                 if (up && exclude_match(t->exclude, up, true))
                         return true;
@@ -402,12 +600,11 @@ static bool delete_keeps(const SelfTree *t, const char *rel, bool is_dir) {
 static int delete_entry(SelfTree *t, int dir_fd, const char *name, const char *rel, const char *shown, unsigned depth) {
         _cleanup_close_ int fd = -EBADF;
         char **names = NULL;
-        struct statx lst;
+        struct statx lst, ost;
         size_t n = 0;
         int r, kept = 0;
 
-        r = statx_no_xdev(dir_fd, name, STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME | STATX_CTIME |
-                          STATX_UID | STATX_GID, &lst);
+        r = statx_no_xdev(dir_fd, name, IDENT_MASK, &lst);
         if (r == -ENOENT)
                 return 0;
         if (r < 0) {
@@ -423,13 +620,24 @@ static int delete_entry(SelfTree *t, int dir_fd, const char *name, const char *r
                 refuse(t, shown, S_ISDIR(lst.stx_mode), "not removed without a guard snapshot", -EEXIST);
                 return 1;
         }
-        if (S_ISDIR(lst.stx_mode) && ((t->exclude && *t->exclude) || (t->keep && *t->keep))) {
+        /* Only what the plan saw, as it saw it (a directory: nothing made, removed or renamed in it since). */
+        if (!planned(t, shown, &lst)) {
+                refuse(t, shown, S_ISDIR(lst.stx_mode), "changed since the plan: not removed", -ESTALE);
+                return 1;
+        }
+        plan_record(t, shown, &lst);
+        if (S_ISDIR(lst.stx_mode)) {
                 if (depth > SELF_RESTORE_DEPTH_MAX) {
                         refuse(t, shown, true, "too deep", -ELOOP);
                         return 1;
                 }
-                /* Emptied one entry at a time, as her: what is kept stays. */
+                /* Emptied one entry at a time, as her: what is kept, or changed since the plan, stays. */
                 fd = open_no_xdev(dir_fd, name, O_RDONLY | O_DIRECTORY);
+                if (fd >= 0 && (statx(fd, "", AT_EMPTY_PATH, IDENT_MASK, &ost) < 0 || dev_of(&ost) != dev_of(&lst) ||
+                                ost.stx_ino != lst.stx_ino)) {
+                        refuse(t, shown, true, "changed since the plan: not removed", -ESTALE);
+                        return 1;
+                }
                 r = fd < 0 ? fd : dir_names_sorted(fd, &names, &n);
                 if (r < 0) {
                         refuse(t, shown, true, strerror(-r), r);
@@ -456,9 +664,11 @@ static int delete_entry(SelfTree *t, int dir_fd, const char *name, const char *r
                 say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
                 return 0;
         }
-        r = rm_rf_at(dir_fd, name);
+        r = remove_planned(t, dir_fd, name, &lst);
         if (r < 0) {
-                refuse(t, shown, S_ISDIR(lst.stx_mode), strerror(-r), r);
+                refuse(t, shown, S_ISDIR(lst.stx_mode), r == -ESTALE ? "changed since the plan: not removed" :
+                       r == -EADDRINUSE ? "changed since the plan: not removed (what is there now is under a "
+                       "name beginning " SELF_TEMP_PREFIX ")" : strerror(-r), r);
                 return 1;
         }
         say(t, '-', shown, S_ISDIR(lst.stx_mode), NULL);
@@ -557,8 +767,7 @@ static int restore_entry(SelfTree *t, int root, int dest, const char *name, cons
                 return 0;
         }
         /* The live twin, as she sees it (dest < 0: a directory not made, in a dry run). */
-        r = dest < 0 ? -ENOENT : statx_no_xdev(dest, name, STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_MTIME |
-                                               STATX_CTIME | STATX_UID | STATX_GID, &lst);
+        r = dest < 0 ? -ENOENT : statx_no_xdev(dest, name, IDENT_MASK, &lst);
         if (r < 0 && r != -ENOENT) {
                 if (top)
                         return r;
@@ -592,11 +801,41 @@ static int restore_entry(SelfTree *t, int root, int dest, const char *name, cons
                         say(t, '+', shown, true, NULL);
                 }
                 if (have_live || made) {
+                        struct statx dst;
+                        const char *why = NULL;
+
                         ddir = open_no_xdev(dest, name, O_RDONLY | O_DIRECTORY);
                         if (ddir < 0) {
                                 refuse(t, shown, true, ddir == -EXDEV ? "a mount point: never entered" :
                                        strerror(-ddir), ddir);
                                 return top ? ddir : 0;
+                        }
+                        /*
+                         * Only her own directory is merged into, or root's
+                         * that no group or other may write (another user's
+                         * may read, move and remove what she puts there),
+                         * and one she made only if it is still the one
+                         * made: hers, closed, empty.
+                         */
+                        if (statx(ddir, "", AT_EMPTY_PATH, IDENT_MASK, &dst) < 0)
+                                why = "cannot look at it";
+                        else if (dst.stx_uid != geteuid() &&
+                                 (made || dst.stx_uid != 0 || (dst.stx_mode & (S_IWGRP | S_IWOTH))))
+                                why = made ? "replaced by another user's directory while it was made: not entered" :
+                                      "a directory of another user's here: not merged into";
+                        else if (have_live && (dev_of(&dst) != dev_of(&lst) || dst.stx_ino != lst.stx_ino))
+                                why = "changed while it was looked at: not entered";
+                        else if (made) {
+                                char **in = NULL;
+                                size_t k = 0;
+
+                                if ((dst.stx_mode & 077) != 0 || dir_names_sorted(ddir, &in, &k) < 0 || k > 0)
+                                        why = "replaced by another directory while it was made: not entered";
+                                strv_free(in);
+                        }
+                        if (why) {
+                                refuse(t, shown, true, why, -EPERM);
+                                return top ? -EPERM : 0;
                         }
                 }
                 restore_children(t, root, sdir, ddir, rel, shown, depth);
@@ -629,7 +868,13 @@ static int restore_entry(SelfTree *t, int root, int dest, const char *name, cons
                 refuse(t, shown, false, "exists: not replaced without a guard snapshot", -EEXIST);
                 return 0;
         }
+        /* Only what the plan saw, as it saw it. */
+        if (have_live && !planned(t, shown, &lst)) {
+                refuse(t, shown, false, "changed since the plan: not replaced", -ESTALE);
+                return top ? -ESTALE : 0;
+        }
         if (have_live) {
+                plan_record(t, shown, &lst);
                 t->replaced++;
                 if (!kept_already(t, rel, &lst))
                         t->unkept++;
@@ -644,14 +889,21 @@ static int restore_entry(SelfTree *t, int root, int dest, const char *name, cons
                 refuse(t, shown, false, strerror(-r), r);
                 return top ? r : 0;
         }
-        /* Beside its live twin, renamed over it (a guard holds it), or to a name that is not there. */
-        if (renameat2(dest, tmp, dest, name, have_live ? 0 : RENAME_NOREPLACE) < 0) {
-                r = -errno;
-                (void) unlinkat(dest, tmp, 0);
+        /*
+         * Beside its live twin, put over it (a guard holds it, as the plan
+         * saw it: replace_planned()), or renamed to a name that is not there.
+         */
+        r = have_live ? replace_planned(t, dest, tmp, name, &lst) :
+            renameat2(dest, tmp, dest, name, RENAME_NOREPLACE) < 0 ? -errno : 0;
+        if (r < 0) {
+                if (r != -EADDRINUSE)
+                        (void) unlinkat(dest, tmp, 0);
                 if (r == -EEXIST && top)
                         return -EEXIST;
                 refuse(t, shown, false, r == -EEXIST ? "exists: not replaced without a guard snapshot" :
-                       strerror(-r), r);
+                       r == -ESTALE ? "changed since the plan: not replaced" :
+                       r == -EADDRINUSE ? "changed since the plan: not replaced (left under a name beginning "
+                       SELF_TEMP_PREFIX ")" : strerror(-r), r);
                 return top ? r : 0;
         }
         say(t, have_live ? '~' : '+', shown, false, NULL);
@@ -661,6 +913,7 @@ static int restore_entry(SelfTree *t, int root, int dest, const char *name, cons
 int self_restore_tree(int live, const int *roots, size_t n, size_t which, const char *rel, int dest,
                       const char *name, SelfTree *t) {
         struct statx d;
+        int r;
 
         if (!self_path_valid(rel) || !*rel || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
             strcmp(name, "..") == 0)
@@ -670,6 +923,7 @@ int self_restore_tree(int live, const int *roots, size_t n, size_t which, const 
         t->live = live;
         t->roots = roots;
         t->n = n;
+        t->top_rel = rel;
         /* Not visible: said before anything about the destination, as Versions() would say it. */
         if (self_visible_now(live, roots, n, rel) < 0 || self_find_version(roots[which], rel, &(struct statx) {}) < 0)
                 return -ENOENT;
@@ -678,5 +932,9 @@ int self_restore_tree(int live, const int *roots, size_t n, size_t which, const 
                 return -errno;
         if (!S_ISDIR(d.stx_mode))
                 return -ENOTDIR;
-        return restore_entry(t, roots[which], dest, name, rel, name, 0, true);
+        r = plan_load(t);
+        if (r >= 0)
+                r = restore_entry(t, roots[which], dest, name, rel, name, 0, true);
+        plan_free(t);
+        return r;
 }

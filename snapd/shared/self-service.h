@@ -106,6 +106,25 @@ typedef struct SelfTree {
          */
         char *const *exclude;
         char *const *keep;
+        /*
+         * Where the top entry is at the destination, relative to the
+         * source of the job that holds it (exclude is that job's): what
+         * --delete keeps is judged at the destination's path (--to
+         * another place, or another job's).  NULL: the snapshot's path.
+         */
+        const char *dest_rel;
+        /*
+         * The plan (a dry run first): record says, for every live entry it
+         * would replace or remove, its identity as a line
+         * "P HEXPATH DEV INO CTIME_SEC CTIME_NSEC SIZE MODE" in out.  The
+         * restore then: plan is those lines, and a live entry is replaced
+         * or removed only where it is still the one the plan saw (checked
+         * just before, and the entry taken out checked again after, an
+         * exchange undone otherwise): what changed or appeared since the
+         * plan is refused ('!' changed since the plan), never lost.
+         */
+        bool record;
+        const char *plan;
         int newest;             /* the newest snapshot's root, for kept_already (-EBADF: none) */
         time_t newest_time;     /* when it began */
         FILE *out;              /* the report: one line an entry, "MARK HEXPATH[ WHY]" */
@@ -118,6 +137,9 @@ typedef struct SelfTree {
         int live;
         const int *roots;
         size_t n;
+        const char *top_rel;
+        struct SelfPlanEntry *planned;
+        size_t n_planned;
 } SelfTree;
 
 /*
@@ -133,9 +155,11 @@ typedef struct SelfTree {
  * readable file: none, so it is hers, without set-id bits); a symbolic
  * link comes back as the link; a device node, FIFO or socket never.  Each
  * is made beside its live twin under a hidden name (SELF_TEMP_PREFIX)
- * and renamed over it where t->replace says a guard snapshot holds what
- * is there (else to a name that is not there: RENAME_NOREPLACE); a live
- * entry that already is what would be made is left alone.  With
+ * and put in its place where t->replace says a guard snapshot holds what
+ * is there and t->plan saw it as it is (else to a name that is not
+ * there: RENAME_NOREPLACE); a live entry that already is what would be
+ * made is left alone.  A live directory is merged into only where it is
+ * hers (or root's that no group or other may write).  With
  * t->delete, what a directory of the snapshot lacks is removed from its
  * live twin (rm_rf_at(): no link followed, no mount entered, the kernel
  * judging her), only where t->replace.  t->dry_run: said, not done.  The
