@@ -227,8 +227,6 @@ static int purge_plain(int store, const char *snap, const char *path) {
         trash_fd = open_no_xdev(store, trash, O_RDONLY | O_DIRECTORY);
         if (trash_fd < 0)
                 return trash_fd;
-        if (fchmod(trash_fd, 0700) < 0)  /* whatever the umask */
-                return -errno;
         if (renameat2(parent, base, trash_fd, "entry", RENAME_NOREPLACE) < 0) {
                 if (errno != EXDEV)
                         return -errno;
