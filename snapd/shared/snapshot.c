@@ -50,6 +50,7 @@ typedef struct Take {
         time_t start;
         char *name;             /* SNAPSHOT_NAME_MAX */
         char partial[SNAPSHOT_NAME_MAX + 16];
+        bool partial_made;      /* ... is there (removed by take_done() unless published) */
         bool full;              /* asked for a full one */
         const char *description; /* what the one who asked for it says of it; NULL: none */
         void (*dir_hook)(int dir_fd, void *userdata);
@@ -207,33 +208,43 @@ static int take_lock(Take *t, const volatile sig_atomic_t *cancel) {
 
 /*
  * .partial-NAME made: a directory, or on btrfs an empty subvolume (made
- * read-only and renamed into place once complete).  0, -EEXIST or -errno.
+ * read-only and renamed into place once complete).  0 or -errno.  On
+ * btrfs an incremental snapshot makes it instead as a snapshot of the
+ * previous subvolume (take_inplace()): an empty one made first would
+ * cost a transaction commit of its own, and its deletion another.
  */
-static int take_make_partial(Take *t, const char *partial) {
+static int take_make_partial(Take *t) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
         if (!t->subvol)
-                return mkdirat(t->store, partial, 0700) < 0 ? -errno : 0;
-        r = btrfs_subvol_make(t->store, partial);
-        if (r < 0)
-                return r;
-        /* Root's alone while it is made, as a .partial- directory is (mirror_tree() sets it last). */
-        fd = openat(t->store, partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || fchmod(fd, 0700) < 0) {
-                r = -errno;
-                (void) btrfs_subvol_destroy(t->store, partial);
+                r = mkdirat(t->store, t->partial, 0700) < 0 ? -errno : 0;
+        else
+                r = btrfs_subvol_make(t->store, t->partial);
+        if (r < 0) {
+                if (t->subvol)
+                        fprintf(t->log, "store %s: cannot make the subvolume %s: %s\n", t->job->store,
+                                t->partial, strerror(-r));
                 return r;
         }
+        t->partial_made = true;
+        /* Root's alone while it is made, as a .partial- directory is (mirror_tree() sets it last). */
+        if (!t->subvol)
+                return 0;
+        fd = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fchmod(fd, 0700) < 0)
+                return -errno;  /* take_done() removes it */
         return 0;
 }
 
 /*
  * A name not taken yet, by a snapshot or a partial one, and never given
  * before: after the newest snapshot's and the last one given
- * (store_name_floor()), even when the clock stepped back; its .partial-
- * made, and the name noted as given.  For a job with smb_view, a whole
- * second: the next free one instead of a -NN suffix.
+ * (store_name_floor()), even when the clock stepped back; the name noted
+ * as given.  Its .partial- is made later (take_make_partial(), or
+ * take_inplace()): under the store's lock nobody else makes one.  For a
+ * job with smb_view, a whole second: the next free one instead of a -NN
+ * suffix.
  */
 static int take_name(Take *t) {
         char floor[SNAPSHOT_NAME_MAX];
@@ -243,7 +254,6 @@ static int take_name(Take *t) {
         if (r < 0 && r != -ENOENT)
                 return r;
         for (unsigned tries = 0; tries < 100; tries++) {
-                char partial[sizeof(t->partial)];
                 struct stat ignored;
 
                 /* A job shown through Samba gets whole seconds only (shadow:format). */
@@ -252,43 +262,39 @@ static int take_name(Take *t) {
                 if (r < 0)
                         return r;
                 snprintf(floor, sizeof(floor), "%s", t->name);
-                snprintf(partial, sizeof(partial), ".partial-%s", t->name);
-                if (fstatat(t->store, t->name, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
+                snprintf(t->partial, sizeof(t->partial), ".partial-%s", t->name);
+                if (fstatat(t->store, t->name, &ignored, AT_SYMLINK_NOFOLLOW) == 0 ||
+                    fstatat(t->store, t->partial, &ignored, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
                 if (errno != ENOENT)
                         return -errno;
-                r = take_make_partial(t, partial);
-                if (r >= 0) {
-                        /* Ours from here on: take_done() removes it on failure. */
-                        memcpy(t->partial, partial, sizeof(partial));
-                        return store_write_last_name(t->store, t->name);
-                }
-                if (r != -EEXIST) {
-                        if (t->subvol)
-                                fprintf(t->log, "store %s: cannot make the subvolume %s: %s\n", t->job->store,
-                                        partial, strerror(-r));
-                        return r;
-                }
+                return store_write_last_name(t->store, t->name);
         }
+        t->partial[0] = '\0';
         return -EEXIST;
 }
 
 /*
  * Can the store's filesystem share extents at all?  Asked once, of an
- * empty file in the new snapshot's directory, so that "not on this
- * filesystem" fails the job while "not this file" only skips it.
+ * empty file beside the new snapshot's .partial- (a leftover by its name
+ * if the run dies here), so that "not on this filesystem" fails the job
+ * while "not this file" only skips it.  Beside, not in it: made in place,
+ * it holds the previous snapshot's names already.
  */
 static int take_probe(Take *t) {
         _cleanup_close_ int fd = -EBADF;
+        char probe[sizeof(t->partial) + 16], clone[sizeof(probe)];
         int r;
 
-        fd = openat(t->dst, ".probe", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        snprintf(probe, sizeof(probe), "%s.probe", t->partial);
+        snprintf(clone, sizeof(clone), "%s.probe.clone", t->partial);
+        fd = openat(t->store, probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        r = reflinkat(t->dst, ".probe", t->dst, ".probe.clone", REFLINK_ATTR_NONE, 0);
+        r = reflinkat(t->store, probe, t->store, clone, REFLINK_ATTR_NONE, 0);
         r = r < 0 ? -errno : 0;
-        (void) unlinkat(t->dst, ".probe.clone", 0);
-        (void) unlinkat(t->dst, ".probe", 0);
+        (void) unlinkat(t->store, clone, 0);
+        (void) unlinkat(t->store, probe, 0);
         if (r < 0)
                 fprintf(t->log, "store %s: reflinkat: %s%s\n", t->job->store, strerror(-r),
                         r == -EOPNOTSUPP ? " (this filesystem cannot share data extents); nothing is copied instead" : "");
@@ -484,19 +490,14 @@ static int take_inplace(Take *t, MirrorReuseMode *ret) {
                 t->prev_root = safe_close(t->prev_root);
                 return 0;
         }
-        /* Ours, under the store's lock: the name is taken again at once. */
-        t->dst = safe_close(t->dst);
-        r = btrfs_subvol_destroy(t->store, t->partial);
-        if (r >= 0)
-                r = btrfs_subvol_snapshot(t->prev_root, t->store, t->partial, false);
+        /* The .partial- itself, never made empty first (take_make_partial()). */
+        r = btrfs_subvol_snapshot(t->prev_root, t->store, t->partial, false);
         if (r < 0) {
                 fprintf(t->log, "store %s: cannot make %s a snapshot of the previous subvolume: %s\n",
                         t->job->store, t->partial, strerror(-r));
                 return r;
         }
-        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (t->dst < 0)
-                return -errno;
+        t->partial_made = true;
         *ret = REUSE_INPLACE;
         return 0;
 }
@@ -570,13 +571,13 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .dir_hook_userdata = t->dir_hook_userdata,
         };
         MirrorReuse reuse = {};
+        MirrorReuseMode mode = REUSE_LINK;
+        _cleanup_close_ int facts_dir = -EBADF;
+        uint64_t key = manifest_job_key(t->job->source, t->job->exclude);
         int r;
 
         if (!skipped)
                 return -ENOMEM;
-        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (t->dst < 0)
-                return -errno;
         if (!ops) {
                 r = take_probe(t);
                 if (r < 0)
@@ -585,10 +586,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
         }
         /* A guard is never the previous one (never latest): it neither keeps a manifest nor reuses. */
         if (!t->guard) {
-                _cleanup_close_ int facts_dir = store_facts_dir(t->store, true);
-                uint64_t key = manifest_job_key(t->job->source, t->job->exclude);
-                MirrorReuseMode mode;
-
+                facts_dir = store_facts_dir(t->store, true);
                 if (facts_dir < 0)
                         return facts_dir;
                 take_previous(t, facts_dir, key);
@@ -598,6 +596,16 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                         return r;
                 if (mode == REUSE_INPLACE)
                         take_time(t, "subvolume snapshot");
+        }
+        if (!t->partial_made) {
+                r = take_make_partial(t);
+                if (r < 0)
+                        return r;
+        }
+        t->dst = openat(t->store, t->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->dst < 0)
+                return -errno;
+        if (!t->guard) {
                 r = manifest_writer_new(facts_dir, t->name, key, t->start, &t->manifest);
                 if (r < 0)
                         return r;
@@ -659,18 +667,16 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
 }
 
 /*
- * Read-only (a subvolume), synced, facts, then the rename that makes the
- * snapshot visible, then latest.
+ * Read-only (a subvolume), its manifest and facts, one sync of the
+ * filesystem for all of them, then the rename that makes the snapshot
+ * visible, then latest.
  */
 static int take_publish(Take *t, const SnapshotFacts *facts) {
         int r;
 
         /*
          * A subvolume is made read-only before it is published: written by
-         * nobody from then on, root included.  The flag and everything in
-         * it are on disk with the transaction syncfs() commits, and so is
-         * the manifest written into the store's .facts (not synced by
-         * itself: manifest_writer_finish()) before it is renamed into place.
+         * nobody from then on, root included.
          */
         if (t->subvol) {
                 r = btrfs_subvol_set_read_only(t->dst, true);
@@ -679,10 +685,8 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
                                 strerror(-r));
                         return r;
                 }
+                take_time(t, "read-only");
         }
-        if (syncfs(t->dst) < 0)
-                return -errno;
-        take_time(t, "sync");
         /* A guard of some paths: which, before the facts that say it is one. */
         if (t->paths) {
                 r = store_write_guarded(t->store, t->name, t->guarded);
@@ -707,9 +711,17 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
         r = store_write_facts(t->store, t->name, facts, t->skipped);
         if (r < 0)
                 return r;
+        /*
+         * One sync for the tree, the read-only flag and all the files
+         * above (none of them synced by itself, nor is .last-name): on
+         * disk before the rename that publishes the snapshot, never after.
+         */
+        if (syncfs(t->dst) < 0)
+                return -errno;
+        take_time(t, "sync");
         if (renameat(t->store, t->partial, t->store, t->name) < 0)
                 return -errno;
-        t->partial[0] = '\0';
+        t->partial_made = false;
         /* A guard is never "latest": that is what it guards against being restored by mistake. */
         r = facts->guard ? 0 : store_set_latest(t->store, t->name);
         if (r < 0)
@@ -729,9 +741,9 @@ static int take_publish(Take *t, const SnapshotFacts *facts) {
  * to remove: cancelling costs nothing whatever the tree size. */
 static void take_done(Take *t, int r) {
         safe_close(t->dst);
-        if (t->partial[0] && r == -ECANCELED)
+        if (t->partial_made && r == -ECANCELED)
                 fprintf(t->log, "cancelled: %s is left for the next run to remove\n", t->partial);
-        else if (t->partial[0]) {
+        else if (t->partial_made) {
                 int k = rm_rf_or_subvol_at(t->store, t->partial, NULL);
 
                 if (k < 0)

@@ -247,7 +247,8 @@ int store_write_last_name(int store, const char *name) {
         if (!snapshot_name_valid(name))
                 return -EINVAL;
         snprintf(text, sizeof(text), "%s\n", name);
-        return write_synced(store, STORE_LAST_NAME, text);
+        /* Not synced: on disk with the snapshot's syncfs(), before the name is published. */
+        return write_synced_maybe(store, STORE_LAST_NAME, text, false);
 }
 
 int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]) {
@@ -402,14 +403,11 @@ int store_write_facts(int store, const char *name, const SnapshotFacts *f, const
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_SKIPPED_SUFFIX, name);
         if (skipped_list && *skipped_list) {
-                r = write_synced(dir, list, skipped_list);
+                r = write_synced_maybe(dir, list, skipped_list, false);
                 if (r < 0)
                         return r;
         }
-        r = write_synced(dir, name, text);
-        if (r < 0)
-                return r;
-        return fsync(dir) < 0 ? -errno : 0;
+        return write_synced_maybe(dir, name, text, false);
 }
 
 int store_read_facts(int store, const char *name, SnapshotFacts *f) {
@@ -565,7 +563,7 @@ int store_write_guarded(int store, const char *name, char *const *paths) {
         if (fclose(f) != 0)
                 return -ENOMEM;
         snprintf(list, sizeof(list), "%s" STORE_GUARDED_SUFFIX, name);
-        return write_synced(dir, list, text ? text : "");
+        return write_synced_maybe(dir, list, text ? text : "", false);
 }
 
 int store_set_latest(int store, const char *name) {
@@ -993,7 +991,7 @@ int store_write_description(int store, const char *name, const char *text) {
         if (dir < 0)
                 return dir;
         snprintf(file, sizeof(file), "%s" STORE_DESCRIPTION_SUFFIX, name);
-        return write_synced(dir, file, line);
+        return write_synced_maybe(dir, file, line, false);
 }
 
 int store_read_description(int store, const char *name, char **ret) {

@@ -81,7 +81,8 @@ typedef struct SnapshotFacts {
 int snapshot_description_check(const char *text);
 /*
  * STORE/.facts/NAME.description := text (checked as above), through a
- * temporary file, synced, and a rename: 0 or -errno.
+ * temporary file and a rename, not synced (as the facts below): 0 or
+ * -errno.
  */
 int store_write_description(int store, const char *name, const char *text);
 /*
@@ -136,7 +137,10 @@ int store_newest(int store, char name[static SNAPSHOT_NAME_MAX]);
  * -ENOENT when there is neither.  A damaged .last-name is ignored.
  */
 int store_name_floor(int store, char name[static SNAPSHOT_NAME_MAX]);
-/* STORE/.last-name := name, synced (under the store's lock). */
+/*
+ * STORE/.last-name := name (under the store's lock), not synced: on disk
+ * with the snapshot's syncfs(), before its name is published.
+ */
 int store_write_last_name(int store, const char *name);
 
 /*
@@ -169,8 +173,10 @@ int store_facts_dir(int store, bool create);
 
 /*
  * Write the facts of snapshot name (and, when skipped_list is not NULL,
- * the list of its skipped files), each synced, before the snapshot is
- * published.
+ * the list of its skipped files) before the snapshot is published.  Not
+ * synced one by one: snapshot_take() writes them, its manifest, its
+ * description and its list of guarded paths, then syncs the store's
+ * filesystem once (syncfs()) before the rename that publishes it.
  */
 int store_write_facts(int store, const char *name, const SnapshotFacts *f, const char *skipped_list);
 int store_read_facts(int store, const char *name, SnapshotFacts *f);
