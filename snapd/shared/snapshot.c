@@ -276,18 +276,19 @@ static int take_name(Take *t) {
 
 /*
  * Can the store's filesystem share extents at all?  Asked once, of an
- * empty file beside the new snapshot's .partial- (a leftover by its name
- * if the run dies here), so that "not on this filesystem" fails the job
- * while "not this file" only skips it.  Beside, not in it: made in place,
- * it holds the previous snapshot's names already.
+ * empty file in the store beside the new snapshot (.probe-NAME: a
+ * leftover by its name if the run dies here), so that "not on this
+ * filesystem" fails the job while "not this file" only skips it.  Beside,
+ * not in it: made in place, it holds the previous snapshot's names
+ * already.
  */
 static int take_probe(Take *t) {
         _cleanup_close_ int fd = -EBADF;
-        char probe[sizeof(t->partial) + 16], clone[sizeof(probe)];
+        char probe[SNAPSHOT_NAME_MAX + 16], clone[sizeof(probe) + 8];
         int r;
 
-        snprintf(probe, sizeof(probe), "%s.probe", t->partial);
-        snprintf(clone, sizeof(clone), "%s.probe.clone", t->partial);
+        snprintf(probe, sizeof(probe), STORE_PROBE_PREFIX "%s", t->name);
+        snprintf(clone, sizeof(clone), "%s.clone", probe);
         fd = openat(t->store, probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;

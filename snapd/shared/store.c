@@ -288,6 +288,7 @@ static bool startswith(const char *s, const char *prefix) {
 static bool is_store_leftover(const char *name, void *userdata) {
         return startswith(name, STORE_PARTIAL_PREFIX) || startswith(name, STORE_REMOVING_PREFIX) ||
                 startswith(name, STORE_RESTORE_PREFIX) || startswith(name, STORE_PURGING_PREFIX) ||
+                startswith(name, STORE_PROBE_PREFIX) ||
                 strcmp(name, ".latest.tmp") == 0 || strcmp(name, "..purge.tmp") == 0 ||
                 strcmp(name, "..checked.tmp") == 0 || strcmp(name, "..paused.tmp") == 0 ||
                 strcmp(name, "..last-name.tmp") == 0;

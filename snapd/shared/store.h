@@ -15,6 +15,7 @@
  *   STORE/2026-12-03T07:00:00Z-01/   a second one within the same second
  *   STORE/latest -> 2026-12-03T07:00:00Z
  *   STORE/.partial-NAME/             a snapshot being made
+ *   STORE/.probe-NAME, .probe-NAME.clone   its test of the filesystem's extent sharing, for a moment
  *   STORE/.removing-NAME/            a snapshot being removed (pruned)
  *   STORE/.restore-PID/              a restore's staging directory
  *   STORE/.facts/NAME                what refsnapctl list shows, per snapshot
@@ -44,6 +45,7 @@
 #define STORE_REMOVING_PREFIX ".removing-"
 #define STORE_RESTORE_PREFIX ".restore-"
 #define STORE_PURGING_PREFIX ".purging-"
+#define STORE_PROBE_PREFIX ".probe-"
 
 
 typedef struct SnapshotFacts {

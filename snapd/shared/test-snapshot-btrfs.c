@@ -108,6 +108,14 @@ static bool read_only_subvol(int store, const char *name) {
         return fd >= 0 && btrfs_is_subvol_fd(fd) == 1 && btrfs_subvol_get_read_only(fd) == 1;
 }
 
+/* The ID of subvolume name in store; 0 when it is none. */
+static uint64_t subvol_id(int store, const char *name) {
+        _cleanup_close_ int fd = openat(store, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        uint64_t id = 0;
+
+        return fd >= 0 && btrfs_subvol_get_id(fd, &id) >= 0 ? id : 0;
+}
+
 /* How many subvolumes the filesystem at mnt holds (btrfs subvolume list, as an admin sees them). */
 static int count_subvols(const char *mnt) {
         char cmd[PATH_MAX + 64], line[512];
@@ -716,6 +724,12 @@ int main(void) {
                        (unsigned long long) g.reused, (unsigned long long) g.made, (unsigned long long) g.compared);
                 CHECK(g.reused >= 4);
                 CHECK(read_only_subvol(store, s2));
+                /*
+                 * Made as the snapshot of s1 at once, not first as an empty
+                 * subvolume destroyed again (a commit and a deletion for
+                 * nothing): the next subvolume ID, none used in between.
+                 */
+                CHECK(subvol_id(store, s1) != 0 && subvol_id(store, s2) == subvol_id(store, s1) + 1);
                 /* Equal to the source by rsync; the previous snapshot equal to the source as it was. */
                 CHECK(run("cd '%s' && test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete "
                           "--exclude='*.tmp' src/ '.refsnap/job/%s/' 2>&1)\"", mnt, s2) == 0);

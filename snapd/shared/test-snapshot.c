@@ -742,12 +742,17 @@ int main(void) {
 
         /* Leftovers of an interrupted run go at start; nothing else does. */
         sh("mkdir -p '%s/.refsnap/job/.partial-2026-01-01T00:00:00Z/x' && "
-           "touch '%s/.refsnap/job/.partial-2026-01-01T00:00:00Z/x/f' '%s/.refsnap/job/notes'", base);
+           "touch '%s/.refsnap/job/.partial-2026-01-01T00:00:00Z/x/f' '%s/.refsnap/job/notes' "
+           "'%s/.refsnap/job/.probe-2026-01-01T00:00:00Z' '%s/.refsnap/job/.probe-2026-01-01T00:00:00Z.clone'",
+           base);
         {
                 _cleanup_close_ int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
                 CHECK(store_remove_leftovers(s, NULL, NULL) == 0);
                 CHECK(!exists(store, ".partial-2026-01-01T00:00:00Z"));
+                /* A probe a run killed at that moment left (snapshot.c's take_probe()). */
+                CHECK(!exists(store, ".probe-2026-01-01T00:00:00Z") &&
+                      !exists(store, ".probe-2026-01-01T00:00:00Z.clone"));
                 sh("test -z \"$(ls -A '%s/.refsnap/job' | grep partial)\"", base);
                 CHECK(exists(store, "notes"));
                 CHECK(exists(store, name));
