@@ -25,6 +25,7 @@
 #include "rm-rf.h"
 #include "stat-util.h"
 #include "strv.h"
+#include "xfs-util.h"
 
 static int reflink_clone(int src, int dst_dir, const char *name, void *userdata) {
         return reflinkat(src, "", dst_dir, name, REFLINK_ATTR_ALL, AT_EMPTY_PATH) < 0 ? -errno : 0;
@@ -99,6 +100,15 @@ typedef struct State {
         ManifestSegment *seg;   /* this thread's part of the new manifest; NULL: none */
         ManifestReader *prev;   /* this thread's reader of the previous one; NULL: no reuse */
         bool inplace;           /* REUSE_INPLACE: the destination is a copy of the previous snapshot */
+        /*
+         * REUSE_LINK on XFS with nothing mounted in the source: the
+         * regular files of each directory walked are looked at in bulk
+         * (XFS_IOC_BULKSTAT, by readdir's inode numbers) instead of one
+         * by one; bulk the directory at hand's, ascending by inode.
+         */
+        bool bulk_ok;
+        XfsStat *bulk;
+        size_t n_bulk;
         /* The filesystems met, by device: their identity (fs_identity()), asked once per device. */
         struct {
                 dev_t dev;
@@ -169,6 +179,7 @@ static void stats_add(MirrorStats *a, const MirrorStats *b) {
         a->kept += b->kept;
         a->compared += b->compared;
         a->vouched += b->vouched;
+        a->bulk += b->bulk;
 }
 
 static int path_push(State *s, const char *name, size_t *saved) {
@@ -828,6 +839,48 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
         }
 
         /*
+         * REUSE_LINK on XFS: a regular file of one link that the bulk look
+         * of its directory found as recorded (identity, ctime, size, mode,
+         * links: manifest_entry_unchanged()'s judge, with the size on
+         * disk, which only a pending write makes differ, and then the ctime
+         * differs too) and which the name still is (readdir's inode
+         * number): linked to the previous snapshot's inode, without a look
+         * by name.  Nothing is mounted in the source (State.bulk_ok), and
+         * one mounted on this name since would not be asked anything: the
+         * file below it is what is linked.
+         */
+        if (type == DT_REG && ino != 0 && prev && s->bulk && !exclude_match(s->w->exclude, s->path, false)) {
+                const XfsStat *b = xfs_stat_find(s->bulk, s->n_bulk, ino);
+
+                if (b && S_ISREG(b->mode) && b->nlink == 1) {
+                        r = manifest_cursor_find(&prev->cur, name, &old, &children, NULL, NULL);
+                        if (r < 0)
+                                return fail(s, r, "cannot read the previous snapshot's manifest");
+                        looked = true;
+                        found = r > 0;
+                        if (found && !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id &&
+                            old.ino == b->ino && old.ctime_sec == b->ctime_sec && old.ctime_nsec == b->ctime_nsec &&
+                            old.size == b->size && old.mode == b->mode && old.nlink == b->nlink) {
+                                struct stat bst = { .st_ino = b->ino, .st_mode = b->mode, .st_nlink = b->nlink,
+                                                    .st_uid = b->uid, .st_gid = b->gid, .st_size = (off_t) b->size };
+
+                                r = link_previous(s, prev->dir, dfd, name, &bst);
+                                if (r < 0)
+                                        return r;
+                                if (r == 0) {
+                                        s->stats.files++;
+                                        s->stats.reused++;
+                                        s->stats.bulk++;
+                                        s->stats.bytes += b->size;
+                                        if (s->seg && (r = manifest_segment_add(s->seg, &old)) < 0)
+                                                return fail(s, r, "cannot write the manifest");
+                                        return 0;
+                                }
+                        }
+                }
+        }
+
+        /*
          * Looked at through an O_PATH descriptor that never crosses into a
          * mount: a mount inside the tree is never entered, not even by a
          * stat (a FUSE mount refusing root, a network mount that hangs).
@@ -960,6 +1013,46 @@ static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
         return 0;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/*
+ * The regular files among names (read_sorted()), looked at in bulk by
+ * their inode numbers into s->bulk.  Whatever it cannot, the walk looks
+ * at one by one; a refusal (not XFS after all, not root) ends the bulk
+ * looks of this thread.
+ */
+static void bulk_gather(State *s, int sfd, char **names, size_t n) {
+        _cleanup_free_ uint64_t *inos = NULL;
+        size_t k = 0;
+        int r;
+
+        inos = malloc(MAX(n, (size_t) 1) * sizeof(*inos));
+        if (!inos)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (names[i][0] == DT_REG && typed_name_ino(names[i]) != 0)
+                        inos[k++] = typed_name_ino(names[i]);
+        if (k == 0)
+                return;
+        qsort(inos, k, sizeof(*inos), cmp_u64);
+        /* Unique: a name's inode once (two names of one inode are a hard link group, left to the walk). */
+        {
+                size_t u = 0;
+
+                for (size_t i = 0; i < k; i++)
+                        if (u == 0 || inos[u - 1] != inos[i])
+                                inos[u++] = inos[i];
+                k = u;
+        }
+        r = xfs_bulkstat_inodes(sfd, inos, k, &s->bulk, &s->n_bulk);
+        if (r < 0 && r != -ENOMEM)
+                s->bulk_ok = false;
+}
+
 /*
  * Mirror sfd's entries into dfd, in name order: the order of the
  * manifest, compared with prev (may be NULL).  With defer, directories
@@ -968,15 +1061,26 @@ static int read_sorted(State *s, int sfd, char ***ret, size_t *ret_n) {
  */
 static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer) {
         char **names = NULL;
-        size_t n = 0;
+        size_t n = 0, saved_n_bulk;
+        XfsStat *saved_bulk;
         int r;
 
         r = read_sorted(s, sfd, &names, &n);
         if (r < 0)
                 return r;
+        /* This directory's regular files, looked at in bulk (State.bulk); its subdirectories have their own. */
+        saved_bulk = s->bulk;
+        saved_n_bulk = s->n_bulk;
+        s->bulk = NULL;
+        s->n_bulk = 0;
+        if (s->bulk_ok && prev)
+                bulk_gather(s, sfd, names, n);
         /* In place: first what the source no longer has goes. */
         if (s->inplace && (r = inplace_drop_gone(s, dfd, names, n)) < 0) {
                 strv_free(names);
+                free(s->bulk);
+                s->bulk = saved_bulk;
+                s->n_bulk = saved_n_bulk;
                 return r;
         }
         for (size_t i = 0; i < n; i++) {
@@ -1002,6 +1106,9 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                         break;
         }
         strv_free(names);
+        free(s->bulk);
+        s->bulk = saved_bulk;
+        s->n_bulk = saved_n_bulk;
         return r;
 }
 
@@ -1210,6 +1317,8 @@ static int walk_root_parallel(Root *root, unsigned n_workers, Level *level) {
                 workers[i].s.cap = 1;
                 workers[i].s.seg = NULL;
                 workers[i].s.prev = NULL;
+                workers[i].s.bulk = NULL;
+                workers[i].s.n_bulk = 0;
                 if (!workers[i].s.path)
                         r = -ENOMEM;
                 /* Each a run of its own, ascending: it takes the root's directories in order. */
@@ -1258,6 +1367,9 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         if (w->dir_hook)
                 w->dir_hook(dst_root, w->dir_hook_userdata);
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
+        /* Bulk looks (State.bulk_ok): REUSE_LINK, on XFS, with nothing mounted in the source now. */
+        if (r >= 0 && w->reuse && w->reuse->mode == REUSE_LINK && !w->no_bulk)
+                root.main.bulk_ok = fd_is_xfs(src_root) > 0 && mounts_below_fd(NULL, src_root) == 0;
         if (r >= 0)
                 r = state_manifest(&root.main, &level);
         if (r >= 0 && root.main.prev)

@@ -110,6 +110,7 @@ typedef struct MirrorStats {
         uint64_t kept;          /* of directories, symbolic links, special files: kept in place (REUSE_INPLACE) */
         uint64_t compared;      /* directories compared with the previous manifest */
         uint64_t vouched;       /* directories kept with everything below them, not walked (MirrorReuse.vouch) */
+        uint64_t bulk;          /* of files reused: found unchanged by a bulk look (Mirror.no_bulk), not by name */
         uint64_t bytes;         /* apparent size of the regular files */
         uint64_t excluded, vanished, other_mounts;
         uint64_t skipped;       /* regular files the kernel would not reflink, for a reason of their own */
@@ -133,6 +134,15 @@ typedef struct Mirror {
          * snapshot's files have more links, into older snapshots only).
          */
         bool no_links;
+        /*
+         * REUSE_LINK on XFS, nothing mounted in the source: the regular
+         * files of each directory are looked at in bulk by inode number
+         * (xfs_bulkstat_inodes()), and one of one link found as recorded
+         * is linked to the previous snapshot's inode without a look by
+         * name (stats as for any file linked).  no_bulk: never (a test's
+         * judge of the two ways).
+         */
+        bool no_bulk;
         /*
          * NULL, or: called with each directory of the destination the
          * walk writes in (its root included; not one kept unwalked),

@@ -627,6 +627,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
         if (t->vouch)
                 fprintf(t->log, "%llu directories kept, not walked (the filesystem vouched for them); %llu compared\n",
                         (unsigned long long) w.stats.vouched, (unsigned long long) w.stats.compared);
+
         if (t->manifest) {
                 r = manifest_writer_finish(t->manifest);
                 if (r < 0) {
@@ -663,6 +664,7 @@ static int take_mirror(Take *t, const MirrorOps *ops, const volatile sig_atomic_
                 .made = w.stats.files - w.stats.reused + w.stats.dirs + w.stats.symlinks + w.stats.specials -
                         w.stats.kept,
                 .compared = w.stats.compared,
+                .bulk = w.stats.bulk,
         };
         return 0;
 }
@@ -808,8 +810,9 @@ int snapshot_take(const Job *job, const MirrorOps *ops, const volatile sig_atomi
         if (r >= 0)
                 r = take_publish(&t, facts);
         if (r >= 0)
-                log_job(LOG_DEBUG, job->name, "took %llu ms: %s",
-                        (unsigned long long) ((now_monotonic() - begin) / USEC_PER_MSEC), t.times);
+                log_job(LOG_DEBUG, job->name, "took %llu ms: %s; %llu unchanged files found by a bulk look (XFS)",
+                        (unsigned long long) ((now_monotonic() - begin) / USEC_PER_MSEC), t.times,
+                        (unsigned long long) facts->bulk);
         take_done(&t, r);
         return r;
 }

@@ -60,6 +60,7 @@ typedef struct SnapshotFacts {
         uint64_t reused;        /* files that are the previous snapshot's inodes */
         uint64_t made;          /* entries made anew: files, directories, symbolic links, special files */
         uint64_t compared;      /* directories compared with the previous snapshot's manifest */
+        uint64_t bulk;          /* of reused: found unchanged by a bulk look (XFS, mirror.h); not stored */
         unsigned errors;
 } SnapshotFacts;
 
