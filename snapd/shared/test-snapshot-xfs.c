@@ -68,7 +68,7 @@ static void next_tick(void) {
 }
 
 static ino_t ino_of(const char *dir, const char *path) {
-        char p[PATH_MAX * 2];
+        char p[PATH_MAX * 3];
         struct stat st;
 
         snprintf(p, sizeof(p), "%s/%s", dir, path);
