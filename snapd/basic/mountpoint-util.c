@@ -248,7 +248,7 @@ bool mount_options_have(const char *options, const char *opt) {
         return false;
 }
 
-int mounts_below_fd(const char *mountinfo, int fd) {
+static int mounts_under_fd(const char *mountinfo, int fd, bool at_too) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         char path[4096];
@@ -268,15 +268,24 @@ int mounts_below_fd(const char *mountinfo, int fd) {
                 return -errno;
         while (getline(&line, &size, f) > 0) {
                 char where[4096];
+                const char *p;
 
                 /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ..." */
                 if (sscanf(line, "%*s %*s %*s %*s %4095s", where) != 1)
                         continue;
                 mountinfo_unescape(where);
-                if (path_startswith(where, path))
+                if ((p = path_startswith(where, path)) && (at_too || *p))
                         return 1;
         }
         return 0;
+}
+
+int mounts_below_fd(const char *mountinfo, int fd) {
+        return mounts_under_fd(mountinfo, fd, true);
+}
+
+int mounts_inside_fd(const char *mountinfo, int fd) {
+        return mounts_under_fd(mountinfo, fd, false);
 }
 
 int mount_id_is_fuse(const char *mountinfo, uint64_t id) {

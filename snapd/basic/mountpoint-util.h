@@ -112,6 +112,12 @@ bool mount_options_have(const char *options, const char *opt);
  * longer reachable by a path).
  */
 int mounts_below_fd(const char *mountinfo, int fd);
+/*
+ * The same, strictly below: a mount at fd's own path does not count (a
+ * job's source is often the root of its filesystem's mount; a walk from
+ * fd sees the tree of fd's mount whatever is mounted over it).
+ */
+int mounts_inside_fd(const char *mountinfo, int fd);
 
 /*
  * Is the mount of ID id (statx STATX_MNT_ID; mountinfo's first field) a

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fstab_unmounted_above(): a job's filesystem that fstab lists, mounted or not. */
+/*
+ * fstab_unmounted_above(): a job's filesystem that fstab lists, mounted or
+ * not; path_under_fuse(), mountinfo_mount_by_id(); mounts_below_fd() and
+ * mounts_inside_fd() by a mount table of the test's own.
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +109,34 @@ int main(void) {
                         CHECK(mountinfo_mount_by_id(mi, 99, &where, &opts) == -ENOENT);
                 }
                 unlink(mi);
+        }
+
+        /*
+         * Mounts at or below a directory, and strictly inside it: a job's
+         * source that is a mount's root has nothing mounted inside it.
+         */
+        {
+                char mi[PATH_MAX];
+                int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                CHECK(fd >= 0);
+                snprintf(mi, sizeof(mi), "%s/mountinfo", dir);
+                for (int k = 0; k < 3; k++) {
+                        f = fopen(mi, "we");
+                        if (!f)
+                                return 2;
+                        fputs("21 1 0:20 / / rw - ext4 /dev/vda rw\n", f);
+                        /* 0: at the directory; 1: also below it; 2: a neighbour whose name it begins. */
+                        fprintf(f, k == 2 ? "40 21 0:40 / %s2 rw - xfs /dev/vdc rw\n" :
+                                            "40 21 0:40 / %s rw - xfs /dev/vdc rw\n", dir);
+                        if (k == 1)
+                                fprintf(f, "41 40 0:41 / %s/data/mnt rw - tmpfs none rw\n", dir);
+                        fclose(f);
+                        CHECK(mounts_below_fd(mi, fd) == (k < 2));
+                        CHECK(mounts_inside_fd(mi, fd) == (k == 1));
+                }
+                unlink(mi);
+                close(fd);
         }
 
         unlink(fstab);

@@ -533,7 +533,7 @@ static void take_vouch(Take *t, MirrorReuseMode mode) {
         else if (prev_gen > gen)
                 fprintf(t->log, "every directory compared: the filesystem's transaction ID is behind %s's\n",
                         t->prev_name);
-        else if ((r = mounts_below_fd(NULL, t->src)) != 0)
+        else if ((r = mounts_inside_fd(NULL, t->src)) != 0)
                 fprintf(t->log, "every directory compared: %s\n",
                         r > 0 ? "something is mounted in the source (left out where the walk meets it)" :
                                 "cannot tell whether something is mounted in the source");

@@ -254,6 +254,31 @@ static void test_vouch(const char *mnt) {
                (unsigned long long) g.dirs);
         CHECK(g.incremental && g.compared + 1 >= g.dirs);
         CHECK(run("umount '%s/d40'", src) == 0);
+        /*
+         * The source the root of a mount of its own (a bind mount, as a
+         * job's source often is): nothing mounted inside it, so the
+         * filesystem vouches (mounts_inside_fd(), not mounts_below_fd()).
+         */
+        {
+                char vsrc[PATH_MAX + 16], vstore[PATH_MAX + 32], s5[SNAPSHOT_NAME_MAX];
+                Job vjob;
+
+                snprintf(vsrc, sizeof(vsrc), "%s/vmnt", base);
+                snprintf(vstore, sizeof(vstore), "%s/.refsnap/v", vsrc);
+                vjob = (Job) { .name = "v", .source = vsrc, .store = vstore };
+                CHECK(run("mkdir -p '%s/vol/.refsnap' '%s' && cd '%s/vol' && for d in $(seq 10); do mkdir d$d; "
+                          "for i in 1 2 3; do echo $d.$i > d$d/f$i; done; done && mount --bind '%s/vol' '%s'",
+                          mnt, vsrc, mnt, mnt, vsrc) == 0);
+                next_tick();
+                CHECK(snapshot_take(&vjob, &clone_double_ops, NULL, stderr, NULL, s5, &g) == 0 && !g.incremental);
+                CHECK(run("echo again >> '%s/d1/f1'", vsrc) == 0);
+                next_tick();
+                CHECK(snapshot_take(&vjob, &clone_double_ops, NULL, stderr, NULL, s5, &g) == 0);
+                printf("# the source a mount's root: %llu of %llu directories compared\n",
+                       (unsigned long long) g.compared, (unsigned long long) g.dirs);
+                CHECK(g.incremental && g.compared < g.dirs / 2);
+                CHECK(run("umount '%s'", vsrc) == 0);
+        }
 
         /*
          * A tree of directories and a symbolic link, no regular file:
