@@ -842,14 +842,16 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
          * REUSE_LINK on XFS: a regular file of one link that the bulk look
          * of its directory found as recorded (identity, ctime, size, mode,
          * links: manifest_entry_unchanged()'s judge, with the size on
-         * disk, which only a pending write makes differ, and then the ctime
-         * differs too) and which the name still is (readdir's inode
+         * disk: the recorded size is on disk since the snapshot that took
+         * it cloned the file, which writes it back first, and a write since
+         * moves the ctime) and which the name still is (readdir's inode
          * number): linked to the previous snapshot's inode, without a look
          * by name.  Nothing is mounted in the source (State.bulk_ok), and
          * one mounted on this name since would not be asked anything: the
          * file below it is what is linked.
          */
-        if (type == DT_REG && ino != 0 && prev && s->bulk && !exclude_match(s->w->exclude, s->path, false)) {
+        if (type == DT_REG && ino != 0 && prev && !looked && s->bulk &&
+            !exclude_match(s->w->exclude, s->path, false)) {
                 const XfsStat *b = xfs_stat_find(s->bulk, s->n_bulk, ino);
 
                 if (b && S_ISREG(b->mode) && b->nlink == 1) {
@@ -1020,24 +1022,34 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /*
- * The regular files among names (read_sorted()), looked at in bulk by
- * their inode numbers into s->bulk.  Whatever it cannot, the walk looks
- * at one by one; a refusal (not XFS after all, not root) ends the bulk
- * looks of this thread.
+ * The run of regular files of names (read_sorted()) from "from": up to
+ * the next entry that is not a regular file, a symbolic link or a special
+ * file (a directory's walk may take long, and what was looked at would be
+ * old after it), at most BULK_RUN of them, looked at in bulk by their inode
+ * numbers into s->bulk (the run before freed).  Returns where the run
+ * ends.  Whatever it cannot look at, the walk looks at one by one; a
+ * refusal (not XFS after all, not root) ends the bulk looks of this thread.
  */
-static void bulk_gather(State *s, int sfd, char **names, size_t n) {
-        _cleanup_free_ uint64_t *inos = NULL;
-        size_t k = 0;
+#define BULK_RUN 256
+static size_t bulk_gather(State *s, int sfd, char **names, size_t from, size_t n) {
+        uint64_t inos[BULK_RUN];
+        size_t k = 0, end = from;
         int r;
 
-        inos = malloc(MAX(n, (size_t) 1) * sizeof(*inos));
-        if (!inos)
-                return;
-        for (size_t i = 0; i < n; i++)
-                if (names[i][0] == DT_REG && typed_name_ino(names[i]) != 0)
-                        inos[k++] = typed_name_ino(names[i]);
+        s->bulk = mfree(s->bulk);
+        s->n_bulk = 0;
+        for (; end < n && k < BULK_RUN; end++) {
+                unsigned char type = (unsigned char) names[end][0];
+
+                if (type == DT_REG) {
+                        if (typed_name_ino(names[end]) != 0)
+                                inos[k++] = typed_name_ino(names[end]);
+                } else if (type != DT_LNK && type != DT_FIFO && type != DT_SOCK && type != DT_CHR &&
+                           type != DT_BLK)
+                        break;
+        }
         if (k == 0)
-                return;
+                return end;
         qsort(inos, k, sizeof(*inos), cmp_u64);
         /* Unique: a name's inode once (two names of one inode are a hard link group, left to the walk). */
         {
@@ -1049,8 +1061,12 @@ static void bulk_gather(State *s, int sfd, char **names, size_t n) {
                 k = u;
         }
         r = xfs_bulkstat_inodes(sfd, inos, k, &s->bulk, &s->n_bulk);
-        if (r < 0 && r != -ENOMEM)
+        if (r < 0 && r != -ENOMEM) {
                 s->bulk_ok = false;
+                fprintf(s->w->log, "%s: cannot look at files in bulk (%s): each looked at by its name\n",
+                        *s->path ? s->path : ".", strerror(-r));
+        }
+        return end;
 }
 
 /*
@@ -1068,13 +1084,11 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
         r = read_sorted(s, sfd, &names, &n);
         if (r < 0)
                 return r;
-        /* This directory's regular files, looked at in bulk (State.bulk); its subdirectories have their own. */
+        /* Looked at in bulk (State.bulk) a run at a time, below; a subdirectory's walk has its own. */
         saved_bulk = s->bulk;
         saved_n_bulk = s->n_bulk;
         s->bulk = NULL;
         s->n_bulk = 0;
-        if (s->bulk_ok && prev)
-                bulk_gather(s, sfd, names, n);
         /* In place: first what the source no longer has goes. */
         if (s->inplace && (r = inplace_drop_gone(s, dfd, names, n)) < 0) {
                 strv_free(names);
@@ -1083,7 +1097,7 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                 s->n_bulk = saved_n_bulk;
                 return r;
         }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0, bulk_end = 0; i < n; i++) {
                 const char *name = names[i] + 1;
                 size_t saved;
 
@@ -1091,6 +1105,14 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                         r = -ECANCELED;
                         break;
                 }
+                /*
+                 * The next run of regular files, looked at in bulk just
+                 * before they are taken: never across an entry whose walk
+                 * may take long (a directory), after which what was looked
+                 * at would be old.
+                 */
+                if (s->bulk_ok && prev && names[i][0] == DT_REG && i >= bulk_end)
+                        bulk_end = bulk_gather(s, sfd, names, i, n);
                 if (defer && names[i][0] == DT_DIR) {
                         r = strv_push(defer, n_defer, name);
                         if (r < 0)
@@ -1369,7 +1391,7 @@ int mirror_tree(Mirror *w, int src_root, int dst_root) {
         r = state_init(&root.main, w, &links, src_root, dst_root, "", &st);
         /* Bulk looks (State.bulk_ok): REUSE_LINK, on XFS, with nothing mounted in the source now. */
         if (r >= 0 && w->reuse && w->reuse->mode == REUSE_LINK && !w->no_bulk)
-                root.main.bulk_ok = fd_is_xfs(src_root) > 0 && mounts_below_fd(NULL, src_root) == 0;
+                root.main.bulk_ok = fd_is_xfs(src_root) > 0 && mounts_inside_fd(NULL, src_root) == 0;
         if (r >= 0)
                 r = state_manifest(&root.main, &level);
         if (r >= 0 && root.main.prev)

@@ -126,6 +126,22 @@ static void test_bulkstat(const char *mnt) {
         }
 }
 
+/* A file moved while the walk is in a directory before it (mover's userdata: the source). */
+static bool moved;
+static void mover(int dir_fd, void *userdata) {
+        char link[64], path[PATH_MAX];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dir_fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0 || moved)
+                return;
+        path[n] = '\0';
+        /* The walk enters T/a: T's files after a and m are not taken yet. */
+        if (n >= 4 && strcmp(path + n - 4, "/T/a") == 0)
+                moved = run("mv '%s/T/z' '%s/T/m/z'", (const char *) userdata, (const char *) userdata) == 0;
+}
+
 static bool same_tree(const char *a, const char *b) {
         return run("test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/' 2>&1)\"", a, b) == 0;
 }
@@ -176,6 +192,50 @@ static void test_incremental(const char *mnt) {
         CHECK(ino_of(s2, "d3/hl") == ino_of(s2, "d1/hl2"));
         /* The previous snapshot as it was. */
         CHECK(run("grep -qx data '%s/d1/chg' && grep -qx same '%s/d1/same-size'", s1, s1) == 0);
+
+        /*
+         * A file moved from T to T/m while the walk is in T/a (before it,
+         * by name): taken once, at T/m/z, not also as T/z from what a look
+         * at T's files before T/a's walk said (bulk looks a run of files at
+         * a time, just before they are taken).
+         */
+        {
+                char n5[SNAPSHOT_NAME_MAX], s5[PATH_MAX * 2];
+                SnapshotFacts h = {};
+
+                CHECK(run("cd '%s' && mkdir -p T/a T/m && echo x > T/a/x && echo z > T/z && echo y > T/y && "
+                          "echo m > T/m/m", src) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr, NULL, n5, &h) == 0);
+                next_tick();
+                CHECK(snapshot_take(&job, &clone_double_ops, NULL, stderr,
+                                    &(SnapshotPre) { .dir_hook = mover, .dir_hook_userdata = src }, n5, &h) == 0);
+                snprintf(s5, sizeof(s5), "%s/%s", store, n5);
+                CHECK(moved && h.bulk > 0);
+                CHECK(ino_of(s5, "T/m/z") != 0 && ino_of(s5, "T/z") == 0);
+                CHECK(same_tree(src, s5));
+        }
+
+        /* The source the root of a mount of its own (a bind mount): nothing inside it, the bulk look as before. */
+        {
+                char vsrc[PATH_MAX + 16], vstore[PATH_MAX + 32], n4[SNAPSHOT_NAME_MAX];
+                SnapshotFacts h = {};
+                Job vjob;
+
+                snprintf(vsrc, sizeof(vsrc), "%s/vmnt", base);
+                snprintf(vstore, sizeof(vstore), "%s/.refsnap/v", vsrc);
+                vjob = (Job) { .name = "v", .source = vsrc, .store = vstore };
+                CHECK(run("mkdir -p '%s/vol/.refsnap' '%s' && cd '%s/vol' && for d in 1 2; do mkdir d$d; "
+                          "for i in $(seq 30); do echo $d.$i > d$d/f$i; done; done && mount --bind '%s/vol' '%s'",
+                          mnt, vsrc, mnt, mnt, vsrc) == 0);
+                next_tick();
+                CHECK(snapshot_take(&vjob, &clone_double_ops, NULL, stderr, NULL, n4, &h) == 0 && !h.incremental);
+                CHECK(run("echo again >> '%s/d1/f1'", vsrc) == 0);
+                next_tick();
+                CHECK(snapshot_take(&vjob, &clone_double_ops, NULL, stderr, NULL, n4, &h) == 0);
+                CHECK(h.incremental && h.bulk == 59);
+                CHECK(run("umount '%s'", vsrc) == 0);
+        }
 
         /* Something mounted in the source: no bulk look, every file looked at by name. */
         CHECK(run("mkdir '%s/mnt' && mount -t tmpfs none '%s/mnt'", src, src) == 0);
