@@ -9,7 +9,10 @@
  * by inode number, never through a name: no lookup, no mount crossed, no
  * other filesystem asked.  The fields are the in-core inode's, as statx
  * gives them, but for the size, which is the size on disk (it lags a
- * write not yet written back; never larger than statx's).
+ * write not yet written back; never larger than statx's).  Each inode's
+ * lock is taken shared for the moment it is read, as stat does: an inode
+ * busy under its owner's long operation delays the call, never hangs it
+ * the way a FUSE server can.
  */
 
 typedef struct XfsStat {
