@@ -142,8 +142,10 @@ static void mover(int dir_fd, void *userdata) {
                 moved = run("mv '%s/T/z' '%s/T/m/z'", (const char *) userdata, (const char *) userdata) == 0;
 }
 
+/* Equal by rsync's judge; what differs is printed. */
 static bool same_tree(const char *a, const char *b) {
-        return run("test -z \"$(rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/' 2>&1)\"", a, b) == 0;
+        return run("d=$(rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/' 2>&1); "
+                   "test -z \"$d\" || { echo \"$d\" | sed 's/^/# /'; false; }", a, b) == 0;
 }
 
 static void test_incremental(const char *mnt) {
@@ -213,7 +215,14 @@ static void test_incremental(const char *mnt) {
                 snprintf(s5, sizeof(s5), "%s/%s", store, n5);
                 CHECK(moved && h.bulk > 0);
                 CHECK(ino_of(s5, "T/m/z") != 0 && ino_of(s5, "T/z") == 0);
-                CHECK(same_tree(src, s5));
+                /*
+                 * The rest as the source, but for T's and T/m's times: a
+                 * directory keeps the times it had when the walk came to it,
+                 * before this move (and rsync's judge tells them apart once a
+                 * second has turned in between).
+                 */
+                CHECK(run("d=$(rsync -aHAXn --omit-dir-times --checksum --itemize-changes --delete '%s/' '%s/' "
+                          "2>&1); test -z \"$d\" || { echo \"$d\" | sed 's/^/# /'; false; }", src, s5) == 0);
         }
 
         /* The source the root of a mount of its own (a bind mount): nothing inside it, the bulk look as before. */
