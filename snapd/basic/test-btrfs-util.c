@@ -29,30 +29,7 @@
 #include "macro.h"
 #include "rm-rf.h"
 #include "tests.h"
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-        char cmd[PATH_MAX * 4];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        return system(cmd);
-}
-
-static bool has_btrfs_and_loop(void) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char line[128];
-
-        if (access("/dev/loop-control", F_OK) < 0)
-                return false;
-        f = fopen("/proc/filesystems", "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (strcmp(line, "\tbtrfs\n") == 0)
-                        return true;
-        return false;
-}
+#include "tests-fs.h"
 
 static bool exists(int dir, const char *name) {
         struct stat st;
@@ -157,7 +134,7 @@ static void test_btrfs(void) {
                 return;
         }
         /* Never make the host's kernel load a module for a test (as test-qgroup). */
-        if (!has_btrfs_and_loop()) {
+        if (!fs_and_loop_here("btrfs")) {
                 SKIP("btrfs or the loop driver not in this kernel already");
                 return;
         }

@@ -26,6 +26,7 @@
 #include "mirror.h"
 #include "stat-util.h"
 #include "tests.h"
+#include "tests-fs.h"
 
 static void sh(const char *cmd) {
         if (system(cmd) != 0) {
@@ -53,20 +54,6 @@ static int note_gone(const ManifestEntry *e, void *userdata) {
         if (g->n < 16)
                 snprintf(g->names[g->n++], 256, "%s", e->name);
         return 0;
-}
-
-/*
- * Wait until the coarse clock is past the time now: a ctime set before
- * (fine-grained ones too, which run ahead of the coarse clock) is then
- * not "racy" (manifest.h).  A tick or two: the clock is the event.
- */
-static void next_tick(void) {
-        struct timespec a, b;
-
-        clock_gettime(CLOCK_REALTIME, &a);
-        do
-                clock_gettime(CLOCK_REALTIME_COARSE, &b);
-        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
 }
 
 /* The filesystem identity the records of test_decision() are taken with. */
@@ -560,7 +547,7 @@ static void test_decision(const char *base) {
         }
 }
 
-static char *run(const char *cmd) {
+static char *run_output(const char *cmd) {
         char *out = NULL;
         size_t size = 0;
         FILE *m = open_memstream(&out, &size);
@@ -589,7 +576,7 @@ static bool judge(const char *a, const char *b) {
         _cleanup_free_ char *diff = NULL;
 
         snprintf(cmd, sizeof(cmd), "rsync -aHAXn --checksum --itemize-changes --delete '%s/' '%s/' 2>&1", a, b);
-        diff = run(cmd);
+        diff = run_output(cmd);
         if (diff && diff[0])
                 printf("# rsync %s %s:\n%s", a, b, diff);
         return diff && diff[0] == '\0';

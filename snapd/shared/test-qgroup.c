@@ -24,32 +24,9 @@
 #include "macro.h"
 #include "store.h"
 #include "tests.h"
+#include "tests-fs.h"
 
 static char base[] = "/run/refsnap-test-qgroup.XXXXXX";
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-        char cmd[PATH_MAX * 4];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        return system(cmd);
-}
-
-static bool has_btrfs_and_loop(void) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char line[128];
-
-        if (access("/dev/loop-control", F_OK) < 0)
-                return false;
-        f = fopen("/proc/filesystems", "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (strcmp(line, "\tbtrfs\n") == 0)
-                        return true;
-        return false;
-}
 
 int main(void) {
         char mnt[PATH_MAX], what[128], fsid[64] = "";
@@ -64,7 +41,7 @@ int main(void) {
          * btrfs and the loop driver are there already (the VM; a host whose
          * kernel has them built in).  trust-avail's qgroup cases run in the
          * VM either way. */
-        if (!has_btrfs_and_loop()) {
+        if (!fs_and_loop_here("btrfs")) {
                 SKIP("btrfs or the loop driver not in this kernel already");
                 return tests_end();
         }

@@ -38,45 +38,12 @@
 #include "snapshot.h"
 #include "strv.h"
 #include "tests.h"
+#include "tests-fs.h"
 
 static char base[] = "/run/refsnap-test-snapshot-btrfs.XXXXXX";
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-        char cmd[PATH_MAX * 4];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        return system(cmd);
-}
-
-static bool has_btrfs_and_loop(void) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char line[128];
-
-        if (access("/dev/loop-control", F_OK) < 0)
-                return false;
-        f = fopen("/proc/filesystems", "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (strcmp(line, "\tbtrfs\n") == 0)
-                        return true;
-        return false;
-}
-
 static int failing_clone(int src, int dst_dir, const char *name, void *userdata) {
         return ++*(int *) userdata >= 2 ? -ENOSPC : clone_double(src, dst_dir, name, NULL);
-}
-
-/* Until the coarse clock is past now: a ctime set before is not "racy" (manifest.h). */
-static void next_tick(void) {
-        struct timespec a, b;
-
-        clock_gettime(CLOCK_REALTIME, &a);
-        do
-                clock_gettime(CLOCK_REALTIME_COARSE, &b);
-        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
 }
 
 /* The inode number of store/snap/path (0: none). */
@@ -621,7 +588,7 @@ int main(void) {
                 return tests_end();
         }
         /* Never make the host's kernel load a module for a test (as test-qgroup). */
-        if (!has_btrfs_and_loop()) {
+        if (!fs_and_loop_here("btrfs")) {
                 SKIP("btrfs or the loop driver not in this kernel already");
                 return tests_end();
         }

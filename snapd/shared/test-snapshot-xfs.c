@@ -29,43 +29,10 @@
 #include "macro.h"
 #include "snapshot.h"
 #include "tests.h"
+#include "tests-fs.h"
 #include "xfs-util.h"
 
 static char base[] = "/run/refsnap-test-snapshot-xfs.XXXXXX";
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-        char cmd[PATH_MAX * 4];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        return system(cmd);
-}
-
-static bool has_xfs_and_loop(void) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char line[128];
-
-        if (access("/dev/loop-control", F_OK) < 0)
-                return false;
-        f = fopen("/proc/filesystems", "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (strcmp(line, "\txfs\n") == 0)
-                        return true;
-        return false;
-}
-
-/* Until the coarse clock is past now: a ctime set before is not "racy" (manifest.h). */
-static void next_tick(void) {
-        struct timespec a, b;
-
-        clock_gettime(CLOCK_REALTIME, &a);
-        do
-                clock_gettime(CLOCK_REALTIME_COARSE, &b);
-        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
-}
 
 static ino_t ino_of(const char *dir, const char *path) {
         char p[PATH_MAX * 3];
@@ -264,7 +231,7 @@ int main(void) {
                 return tests_end();
         }
         /* Never make the host's kernel load a module for a test (as test-qgroup). */
-        if (!has_xfs_and_loop()) {
+        if (!fs_and_loop_here("xfs")) {
                 SKIP("XFS or the loop driver not in this kernel already");
                 return tests_end();
         }

@@ -26,6 +26,7 @@
 #include "clone-double.h"
 #include "strv.h"
 #include "tests.h"
+#include "tests-fs.h"
 
 /* The kernel refuses files named swap* for a reason of their own (an active swap file). */
 static int refusing_clone(int src, int dst_dir, const char *name, void *userdata) {
@@ -93,20 +94,6 @@ static size_t count_snapshots(const char *store) {
                 return (size_t) -1;
         strv_free(names);
         return n;
-}
-
-/*
- * Wait until the coarse clock is past the time now: a ctime set before
- * (fine-grained ones too, which run ahead of the coarse clock) is then
- * not "racy" (manifest.h).  A tick or two: the clock is the event.
- */
-static void next_tick(void) {
-        struct timespec a, b;
-
-        clock_gettime(CLOCK_REALTIME, &a);
-        do
-                clock_gettime(CLOCK_REALTIME_COARSE, &b);
-        while (b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec <= a.tv_nsec));
 }
 
 static ino_t ino_in(const char *store, const char *snap, const char *path) {
