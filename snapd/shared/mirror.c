@@ -860,13 +860,13 @@ static int do_entry(State *s, int sfd, int dfd, const char *name, unsigned char 
                                 return fail(s, r, "cannot read the previous snapshot's manifest");
                         looked = true;
                         found = r > 0;
-                        if (found && !(old.flags & MANIFEST_RACY) && old.dev == s->root_fs_id &&
-                            old.ino == b->ino && old.ctime_sec == b->ctime_sec && old.ctime_nsec == b->ctime_nsec &&
-                            old.size == b->size && old.mode == b->mode && old.nlink == b->nlink) {
-                                struct stat bst = { .st_ino = b->ino, .st_mode = b->mode, .st_nlink = b->nlink,
-                                                    .st_uid = b->uid, .st_gid = b->gid, .st_size = (off_t) b->size };
-
-                                r = link_previous(s, prev->dir, dfd, name, &bst);
+                        /* What statx would say of it, judged as any entry is. */
+                        x = (struct statx) { .stx_ino = b->ino, .stx_size = b->size, .stx_mode = b->mode,
+                                             .stx_nlink = b->nlink, .stx_uid = b->uid, .stx_gid = b->gid,
+                                             .stx_ctime = { .tv_sec = b->ctime_sec, .tv_nsec = b->ctime_nsec } };
+                        if (found && manifest_entry_unchanged(&old, &x, s->root_fs_id)) {
+                                stat_from_statx(&st, &x);
+                                r = link_previous(s, prev->dir, dfd, name, &st);
                                 if (r < 0)
                                         return r;
                                 if (r == 0) {
@@ -1077,24 +1077,21 @@ static size_t bulk_gather(State *s, int sfd, char **names, size_t from, size_t n
  */
 static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size_t *n_defer) {
         char **names = NULL;
-        size_t n = 0, saved_n_bulk;
-        XfsStat *saved_bulk;
+        size_t n = 0;
         int r;
 
         r = read_sorted(s, sfd, &names, &n);
         if (r < 0)
                 return r;
-        /* Looked at in bulk (State.bulk) a run at a time, below; a subdirectory's walk has its own. */
-        saved_bulk = s->bulk;
-        saved_n_bulk = s->n_bulk;
-        s->bulk = NULL;
+        /*
+         * Looked at in bulk (State.bulk) a run at a time, below.  The run
+         * of the directory above ended at this one: done with.
+         */
+        s->bulk = mfree(s->bulk);
         s->n_bulk = 0;
         /* In place: first what the source no longer has goes. */
         if (s->inplace && (r = inplace_drop_gone(s, dfd, names, n)) < 0) {
                 strv_free(names);
-                free(s->bulk);
-                s->bulk = saved_bulk;
-                s->n_bulk = saved_n_bulk;
                 return r;
         }
         for (size_t i = 0, bulk_end = 0; i < n; i++) {
@@ -1128,9 +1125,8 @@ static int walk_dir(State *s, int sfd, int dfd, Level *prev, char ***defer, size
                         break;
         }
         strv_free(names);
-        free(s->bulk);
-        s->bulk = saved_bulk;
-        s->n_bulk = saved_n_bulk;
+        s->bulk = mfree(s->bulk);
+        s->n_bulk = 0;
         return r;
 }
 
