@@ -18,13 +18,10 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "mountpoint-util.h"
+#include "stat-util.h"
 
 int fd_is_btrfs(int fd) {
-        struct statfs sf;
-
-        if (fstatfs(fd, &sf) < 0)
-                return -errno;
-        return sf.f_type == BTRFS_SUPER_MAGIC;
+        return fd_is_fs_type(fd, BTRFS_SUPER_MAGIC);
 }
 
 int btrfs_is_subvol_fd(int fd) {

@@ -70,6 +70,14 @@ uint64_t fs_identity_boot_local(dev_t dev) {
         return fnv(h, &d, sizeof(d));
 }
 
+int fd_is_fs_type(int fd, uint64_t magic) {
+        struct statfs sf;
+
+        if (fstatfs(fd, &sf) < 0)
+                return -errno;
+        return (uint64_t) sf.f_type == magic;
+}
+
 int fs_identity(int dir_fd, dev_t dev, uint64_t *ret) {
         _cleanup_close_ int dir = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct btrfs_ioctl_fs_info_args info = {};

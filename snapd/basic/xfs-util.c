@@ -3,20 +3,16 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/statfs.h>
 #include <xfs/xfs.h>    /* its own MIN and MAX: macro.h is not included beside it */
 
+#include "stat-util.h"
 #include "xfs-util.h"
 
 #define BULK_CHUNK 64
 #define BULK_MIN_USEFUL 8
 
 int fd_is_xfs(int fd) {
-        struct statfs sf;
-
-        if (fstatfs(fd, &sf) < 0)
-                return -errno;
-        return sf.f_type == XFS_SUPER_MAGIC;
+        return fd_is_fs_type(fd, XFS_SUPER_MAGIC);
 }
 
 int xfs_bulkstat_inodes(int fd, const uint64_t *inos, size_t n, XfsStat **ret, size_t *ret_n) {
