@@ -2,12 +2,14 @@
 /*
  * /init of the i386 test kernel's initramfs (kernel/build, flavor i386).
  *
- * Mounts /proc and /dev, then for each disk (virtio: vda btrfs, vdb xfs)
- * mounts it on /mnt/FS and runs /reflinkat_fsize_test there as root.  What
- * the host reads goes to the second serial port (ttyS1), apart from the
- * kernel's console (ttyS0): "suite-begin FS", the program's TAP,
- * "suite-end FS STATUS", and at the end "status N" (0 when every program
- * exited 0).  Then it reboots, which ends QEMU (-no-reboot).
+ * Mounts /proc, /dev, /sys and Smack's smackfs, then for each disk
+ * (virtio: vda btrfs, vdb xfs) mounts it on /mnt/FS and runs each program
+ * there as root: /reflinkat_fsize_test as suite FS, /reflinkat_smack_test
+ * as suite FS-smack.  What the host reads goes to the second serial port
+ * (ttyS1), apart from the kernel's console (ttyS0): "suite-begin SUITE",
+ * the program's TAP, "suite-end SUITE STATUS", and at the end "status N"
+ * (0 when every program exited 0).  Then it reboots, which ends QEMU
+ * (-no-reboot).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,7 +30,14 @@ static const struct {
 	{ "/dev/vdb", "xfs" },
 };
 
-static int run(int out, const char *dir)
+static const struct {
+	const char *path, *suffix;
+} programs[] = {
+	{ "/reflinkat_fsize_test", "" },
+	{ "/reflinkat_smack_test", "-smack" },
+};
+
+static int run(int out, const char *prog, const char *dir)
 {
 	char env[96];
 	int status;
@@ -39,7 +48,7 @@ static int run(int out, const char *dir)
 		return -1;
 	if (pid == 0) {
 		snprintf(env, sizeof(env), "REFLINKAT_DIR=%s", dir);
-		char *argv[] = { "/reflinkat_fsize_test", NULL };
+		char *argv[] = { (char *)prog, NULL };
 		char *envp[] = { env, "PATH=/", NULL };
 
 		dup2(out, 1);
@@ -54,12 +63,15 @@ static int run(int out, const char *dir)
 
 int main(void)
 {
-	char dir[64];
-	unsigned int i;
+	char dir[64], suite[64];
+	unsigned int i, p;
 	int out, rc, failed = 0;
 
 	mount("proc", "/proc", "proc", 0, NULL);
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	/* Absent without Smack: reflinkat_smack_test then skips. */
+	mount("smackfs", "/sys/fs/smackfs", "smackfs", 0, NULL);
 	out = open("/dev/ttyS1", O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (out < 0) {
 		printf("init: /dev/ttyS1: %s\n", strerror(errno));
@@ -67,22 +79,26 @@ int main(void)
 	}
 	for (i = 0; i < sizeof(disks) / sizeof(*disks); i++) {
 		snprintf(dir, sizeof(dir), "/mnt/%s", disks[i].fs);
-		dprintf(out, "suite-begin %s\n", disks[i].fs);
 		mkdir(dir, 0755);
 		if (mount(disks[i].dev, dir, disks[i].fs, 0, NULL)) {
 			dprintf(out, "FAIL %s/mount: %s\n", disks[i].fs,
 				strerror(errno));
-			rc = 1;
-		} else {
-			rc = run(out, dir);
-			if (umount(dir)) {
-				dprintf(out, "FAIL %s/umount: %s\n",
-					disks[i].fs, strerror(errno));
-				rc = rc ? rc : 1;
-			}
+			failed = 1;
+			continue;
 		}
-		dprintf(out, "suite-end %s %d\n", disks[i].fs, rc);
-		failed |= rc != 0;
+		for (p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
+			snprintf(suite, sizeof(suite), "%s%s", disks[i].fs,
+				 programs[p].suffix);
+			dprintf(out, "suite-begin %s\n", suite);
+			rc = run(out, programs[p].path, dir);
+			dprintf(out, "suite-end %s %d\n", suite, rc);
+			failed |= rc != 0;
+		}
+		if (umount(dir)) {
+			dprintf(out, "FAIL %s/umount: %s\n", disks[i].fs,
+				strerror(errno));
+			failed = 1;
+		}
 	}
 	sync();
 	dprintf(out, "status %d\n", failed);
