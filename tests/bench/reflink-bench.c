@@ -25,6 +25,16 @@
  * by each way (XFS's own counters, /sys/fs/xfs/stats/stats, "trans": sync
  * and async commits, for all XFS filesystems, so only meaningful on XFS
  * with nothing else writing one), each phase followed by sync(2).
+ *
+ * Then, untimed, the same three ways once more from the same sources
+ * (by then shared by all three, as a snapshot's source is after the first
+ * one: on XFS marked reflink) into directories of their own, with ftrace's
+ * function profiler counting the transactions each starts: btrfs's
+ * start_transaction() (every handle, joins included) and XFS's
+ * xfs_trans_alloc() (every transaction, its rolls not counted again), and
+ * on XFS the commits as above.  Prints "trans-per-file WAY STARTED
+ * COMMITTED" for each (COMMITTED -1 off XFS); nothing where tracefs has no
+ * function profiler (mounted on /sys/kernel/tracing, CONFIG_FUNCTION_PROFILER).
  */
 #include <acl/libacl.h>
 #include <errno.h>
@@ -74,6 +84,68 @@ static long long xfs_transactions(int on) {
         if (!p || sscanf(p, "\ntrans %llu %llu", &sync_commits, &async_commits) != 2)
                 return -1;
         return (long long) (sync_commits + async_commits);
+}
+
+#define TRACEFS "/sys/kernel/tracing/"
+
+/*
+ * Write S to the tracefs file NAME, replacing what it held; 0 or -errno.
+ * A filter file takes one name per write(2) and says so with a short count.
+ */
+static int tracefs_write(const char *name, const char *s) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = strlen(s);
+
+        fd = open(name, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while (len > 0) {
+                ssize_t n = write(fd, s, len);
+
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                s += n;
+                len -= n;
+        }
+        return 0;
+}
+
+/* The function profiler counts the functions that start transactions, from 0. */
+static int profile_start(void) {
+        int r;
+
+        r = tracefs_write(TRACEFS "set_ftrace_filter", "start_transaction\nxfs_trans_alloc\n");
+        if (r < 0)
+                return r;
+        /* Enabling it clears what it counted before. */
+        return tracefs_write(TRACEFS "function_profile_enabled", "1");
+}
+
+/* Stop counting; the calls of FN counted on all CPUs since profile_start(), or -errno. */
+static long long profile_stop(const char *fn) {
+        long long hits = 0;
+        char path[64], line[512], name[128];
+        unsigned long long h;
+        int r;
+
+        r = tracefs_write(TRACEFS "function_profile_enabled", "0");
+        if (r < 0)
+                return r;
+        for (int cpu = 0;; cpu++) {
+                FILE *f;
+
+                snprintf(path, sizeof(path), TRACEFS "trace_stat/function%d", cpu);
+                f = fopen(path, "re");
+                if (!f)
+                        break;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, " %127s %llu", name, &h) == 2 && strcmp(name, fn) == 0)
+                                hits += h;
+                fclose(f);
+        }
+        return hits;
 }
 
 static int userspace_clone(int sdir, int ddir, const char *name) {
@@ -256,5 +328,57 @@ int main(int argc, char *argv[]) {
                 printf("xfs-trans-per-file reflinkat %.2f userspace %.2f\n", (double) x_reflinkat / n,
                        (double) x_user / n);
         printf("stock %.3f s\nstock-ratio %.2f\n", t_stock, t_stock / t_reflinkat);
+
+        /* The untimed counting pass: each way once more, into directories of its own. */
+        {
+                static const char *const ways[] = { "reflinkat", "userspace", "stock" };
+                struct statfs sfs;
+                const char *fn;
+
+                if (fstatfs(base, &sfs) < 0)
+                        return 1;
+                fn = sfs.f_type == 0x58465342 /* XFS_SUPER_MAGIC */ ? "xfs_trans_alloc" : "start_transaction";
+                for (size_t w = 0; w < ELEMENTSOF(ways); w++) {
+                        _cleanup_close_ int d = -EBADF;
+                        long long started, committed;
+                        char dname[32];
+
+                        snprintf(dname, sizeof(dname), "count-%s", ways[w]);
+                        if (mkdirat(base, dname, 0755) < 0 ||
+                            (d = openat(base, dname, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                                perror(dname);
+                                return 1;
+                        }
+                        sync();
+                        r = profile_start();
+                        if (r < 0) {
+                                /* No function profiler: no counts, said once. */
+                                fprintf(stderr, "no transaction counts: function profiler (%s): %s\n",
+                                        TRACEFS, strerror(-r));
+                                break;
+                        }
+                        x0 = xfs_transactions(base);
+                        for (int i = 0; i < n; i++) {
+                                snprintf(name, sizeof(name), "f%d", i);
+                                r = w == 0 ? (reflinkat(src, name, d, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0) :
+                                    w == 1 ? userspace_clone(src, d, name) :
+                                    (reflinkat_stock(src, name, d, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0);
+                                if (r < 0) {
+                                        (void) profile_stop(fn);
+                                        fprintf(stderr, "%s (counting): %s\n", ways[w], strerror(-r));
+                                        return 1;
+                                }
+                        }
+                        started = profile_stop(fn);
+                        if (started < 0) {
+                                fprintf(stderr, "function profiler: %s\n", strerror((int) -started));
+                                return 1;
+                        }
+                        sync();
+                        committed = x0 >= 0 ? xfs_transactions(base) - x0 : -1;
+                        printf("trans-per-file %s %.2f %.2f %s\n", ways[w], (double) started / n,
+                               committed < 0 ? -1.0 : (double) committed / n, fn);
+                }
+        }
         return 0;
 }
