@@ -119,32 +119,52 @@ static int profile_start(void) {
         r = tracefs_write(TRACEFS "set_ftrace_filter", "start_transaction\nxfs_trans_alloc\n");
         if (r < 0)
                 return r;
-        /* Enabling it clears what it counted before. */
+        /* Turning it on clears what it counted, if it was off: off first (a run killed meanwhile). */
+        r = tracefs_write(TRACEFS "function_profile_enabled", "0");
+        if (r < 0)
+                return r;
         return tracefs_write(TRACEFS "function_profile_enabled", "1");
 }
 
-/* Stop counting; the calls of FN counted on all CPUs since profile_start(), or -errno. */
+/*
+ * Stop counting; the calls of FN counted on all CPUs since profile_start(),
+ * or -errno: -ENOTUNIQ when two functions of that name were counted (a
+ * static function of another file of the same name, acpi's EC has a
+ * start_transaction(): the count would mix them), -ENODATA when none was.
+ */
 static long long profile_stop(const char *fn) {
         long long hits = 0;
         char path[64], line[512], name[128];
         unsigned long long h;
-        int r;
+        int r, cpus = 0, lines = 0;
 
         r = tracefs_write(TRACEFS "function_profile_enabled", "0");
+        (void) tracefs_write(TRACEFS "set_ftrace_filter", "");
         if (r < 0)
                 return r;
         for (int cpu = 0;; cpu++) {
                 FILE *f;
+                int here = 0;
 
                 snprintf(path, sizeof(path), TRACEFS "trace_stat/function%d", cpu);
                 f = fopen(path, "re");
                 if (!f)
                         break;
+                cpus++;
                 while (fgets(line, sizeof(line), f))
-                        if (sscanf(line, " %127s %llu", name, &h) == 2 && strcmp(name, fn) == 0)
+                        if (sscanf(line, " %127s %llu", name, &h) == 2 && strcmp(name, fn) == 0) {
                                 hits += h;
+                                here++;
+                        }
                 fclose(f);
+                if (here > 1)
+                        return -ENOTUNIQ;
+                lines += here;
         }
+        if (cpus == 0)
+                return -ENOENT;
+        if (lines == 0)
+                return -ENODATA;
         return hits;
 }
 
