@@ -31,6 +31,9 @@ static inline bool stat_inode_same(const struct stat *a, const struct stat *b) {
 /* struct stat from what statx(2) returned. */
 void stat_from_statx(struct stat *st, const struct statx *x);
 
+/* Is fd on a filesystem of this type (statfs's f_type, <linux/magic.h>)?  1, 0 or -errno. */
+int fd_is_fs_type(int fd, uint64_t magic);
+
 /*
  * The identity of the filesystem (and, on btrfs, the subvolume) the
  * directory dir_fd (O_PATH will do) is on, stable across reboots, where
@@ -43,8 +46,5 @@ void stat_from_statx(struct stat *st, const struct statx *x);
  * 0: an identity that holds within the current boot only (a reboot makes
  * it another, so what was recorded before is never taken for the same).
  */
-/* Is fd on a filesystem of this type (statfs's f_type, <linux/magic.h>)?  1, 0 or -errno. */
-int fd_is_fs_type(int fd, uint64_t magic);
-
 int fs_identity(int dir_fd, dev_t dev, uint64_t *ret);
 uint64_t fs_identity_boot_local(dev_t dev);
