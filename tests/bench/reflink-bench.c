@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,6 @@
 #include <sys/acl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -55,6 +55,7 @@
 
 #include "macro.h"
 #include "reflink.h"
+#include "stat-util.h"
 
 static double now(void) {
         struct timespec ts;
@@ -66,12 +67,11 @@ static double now(void) {
 /* XFS transactions committed so far on all XFS filesystems, or -1 if FD is not on XFS. */
 static long long xfs_transactions(int on) {
         _cleanup_close_ int fd = -EBADF;
-        struct statfs sfs;
         char buf[4096], *p;
         unsigned long long sync_commits, async_commits;
         ssize_t len;
 
-        if (fstatfs(on, &sfs) < 0 || sfs.f_type != 0x58465342 /* XFS_SUPER_MAGIC */)
+        if (fd_is_fs_type(on, XFS_SUPER_MAGIC) <= 0)
                 return -1;
         fd = open("/sys/fs/xfs/stats/stats", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -211,14 +211,33 @@ static int userspace_clone(int sdir, int ddir, const char *name) {
         return 0;
 }
 
+/* The three ways of making the copy, by the names the output gives them. */
+enum { WAY_REFLINKAT, WAY_USERSPACE, WAY_STOCK, _WAY_MAX };
+static const char *const way_names[_WAY_MAX] = { "reflinkat", "userspace", "stock" };
+
+/* One copy of NAME from SDIR into DDIR the way WAY makes it; 0 or -errno. */
+static int copy_one(int way, int sdir, int ddir, const char *name) {
+        switch (way) {
+        case WAY_REFLINKAT:
+                return reflinkat(sdir, name, ddir, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0;
+        case WAY_USERSPACE:
+                return userspace_clone(sdir, ddir, name);
+        default:
+                return reflinkat_stock(sdir, name, ddir, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0;
+        }
+}
+
 /* Snapshot files j, j + jobs, j + 2 * jobs, ... of N. */
 static int reflink_share(int src, int dst, int n, int j, int jobs) {
         char name[32];
 
         for (int i = j; i < n; i += jobs) {
+                int r;
+
                 snprintf(name, sizeof(name), "f%d", i);
-                if (reflinkat(src, name, dst, name, REFLINK_ATTR_ALL, 0) < 0)
-                        return -errno;
+                r = copy_one(WAY_REFLINKAT, src, dst, name);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -322,7 +341,7 @@ int main(int argc, char *argv[]) {
         t0 = now();
         for (int i = 0; i < n; i++) {
                 snprintf(name, sizeof(name), "f%d", i);
-                r = userspace_clone(src, b, name);
+                r = copy_one(WAY_USERSPACE, src, b, name);
                 if (r < 0) {
                         fprintf(stderr, "userspace clone: %s\n", strerror(-r));
                         return 1;
@@ -335,8 +354,9 @@ int main(int argc, char *argv[]) {
         t0 = now();
         for (int i = 0; i < n; i++) {
                 snprintf(name, sizeof(name), "f%d", i);
-                if (reflinkat_stock(src, name, c, name, REFLINK_ATTR_ALL, 0) < 0) {
-                        fprintf(stderr, "stock path: %s\n", strerror(errno));
+                r = copy_one(WAY_STOCK, src, c, name);
+                if (r < 0) {
+                        fprintf(stderr, "stock path: %s\n", strerror(-r));
                         return 1;
                 }
         }
@@ -351,19 +371,14 @@ int main(int argc, char *argv[]) {
 
         /* The untimed counting pass: each way once more, into directories of its own. */
         {
-                static const char *const ways[] = { "reflinkat", "userspace", "stock" };
-                struct statfs sfs;
-                const char *fn;
+                const char *fn = fd_is_fs_type(base, XFS_SUPER_MAGIC) > 0 ? "xfs_trans_alloc" : "start_transaction";
 
-                if (fstatfs(base, &sfs) < 0)
-                        return 1;
-                fn = sfs.f_type == 0x58465342 /* XFS_SUPER_MAGIC */ ? "xfs_trans_alloc" : "start_transaction";
-                for (size_t w = 0; w < ELEMENTSOF(ways); w++) {
+                for (int w = 0; w < _WAY_MAX; w++) {
                         _cleanup_close_ int d = -EBADF;
                         long long started, committed;
                         char dname[32];
 
-                        snprintf(dname, sizeof(dname), "count-%s", ways[w]);
+                        snprintf(dname, sizeof(dname), "count-%s", way_names[w]);
                         if (mkdirat(base, dname, 0755) < 0 ||
                             (d = openat(base, dname, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
                                 perror(dname);
@@ -380,12 +395,10 @@ int main(int argc, char *argv[]) {
                         x0 = xfs_transactions(base);
                         for (int i = 0; i < n; i++) {
                                 snprintf(name, sizeof(name), "f%d", i);
-                                r = w == 0 ? (reflinkat(src, name, d, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0) :
-                                    w == 1 ? userspace_clone(src, d, name) :
-                                    (reflinkat_stock(src, name, d, name, REFLINK_ATTR_ALL, 0) < 0 ? -errno : 0);
+                                r = copy_one(w, src, d, name);
                                 if (r < 0) {
                                         (void) profile_stop(fn);
-                                        fprintf(stderr, "%s (counting): %s\n", ways[w], strerror(-r));
+                                        fprintf(stderr, "%s (counting): %s\n", way_names[w], strerror(-r));
                                         return 1;
                                 }
                         }
@@ -396,7 +409,7 @@ int main(int argc, char *argv[]) {
                         }
                         sync();
                         committed = x0 >= 0 ? xfs_transactions(base) - x0 : -1;
-                        printf("trans-per-file %s %.2f %.2f %s\n", ways[w], (double) started / n,
+                        printf("trans-per-file %s %.2f %.2f %s\n", way_names[w], (double) started / n,
                                committed < 0 ? -1.0 : (double) committed / n, fn);
                 }
         }
