@@ -32,9 +32,12 @@
  * function profiler counting the transactions each starts: btrfs's
  * start_transaction() (every handle, joins included) and XFS's
  * xfs_trans_alloc() (every transaction, its rolls not counted again), and
- * on XFS the commits as above.  Prints "trans-per-file WAY STARTED
- * COMMITTED" for each (COMMITTED -1 off XFS); nothing where tracefs has no
- * function profiler (mounted on /sys/kernel/tracing, CONFIG_FUNCTION_PROFILER).
+ * on XFS the commits as above; and the calls of security_inode_setxattr(),
+ * the security modules' consent to an xattr (one a file for reflinkat,
+ * whichever way the filesystem makes it).  Prints "trans-per-file WAY
+ * STARTED COMMITTED FN" (COMMITTED -1 off XFS) and "setxattr-hooks-per-file
+ * WAY N" for each; nothing where tracefs has no function profiler (mounted
+ * on /sys/kernel/tracing, CONFIG_FUNCTION_PROFILER).
  */
 #include <acl/libacl.h>
 #include <errno.h>
@@ -116,7 +119,8 @@ static int tracefs_write(const char *name, const char *s) {
 static int profile_start(void) {
         int r;
 
-        r = tracefs_write(TRACEFS "set_ftrace_filter", "start_transaction\nxfs_trans_alloc\n");
+        r = tracefs_write(TRACEFS "set_ftrace_filter",
+                          "start_transaction\nxfs_trans_alloc\nsecurity_inode_setxattr\n");
         if (r < 0)
                 return r;
         /* Turning it on clears what it counted, if it was off: off first (a run killed meanwhile). */
@@ -126,22 +130,28 @@ static int profile_start(void) {
         return tracefs_write(TRACEFS "function_profile_enabled", "1");
 }
 
-/*
- * Stop counting; the calls of FN counted on all CPUs since profile_start(),
- * or -errno: -ENOTUNIQ when two functions of that name were counted (a
- * static function of another file of the same name, acpi's EC has a
- * start_transaction(): the count would mix them), -ENODATA when none was.
- */
-static long long profile_stop(const char *fn) {
-        long long hits = 0;
-        char path[64], line[512], name[128];
-        unsigned long long h;
-        int r, cpus = 0, lines = 0;
+/* Stop counting; what was counted stays readable with profile_count(). */
+static int profile_stop(void) {
+        int r;
 
         r = tracefs_write(TRACEFS "function_profile_enabled", "0");
         (void) tracefs_write(TRACEFS "set_ftrace_filter", "");
-        if (r < 0)
-                return r;
+        return r;
+}
+
+/*
+ * The calls of FN counted on all CPUs between profile_start() and
+ * profile_stop(), or -errno: -ENOTUNIQ when two functions of that name were
+ * counted (a static function of another file of the same name, acpi's EC
+ * has a start_transaction(): the count would mix them), -ENODATA when none
+ * was.
+ */
+static long long profile_count(const char *fn) {
+        long long hits = 0;
+        char path[64], line[512], name[128];
+        unsigned long long h;
+        int cpus = 0, lines = 0;
+
         for (int cpu = 0;; cpu++) {
                 FILE *f;
                 int here = 0;
@@ -375,7 +385,7 @@ int main(int argc, char *argv[]) {
 
                 for (int w = 0; w < _WAY_MAX; w++) {
                         _cleanup_close_ int d = -EBADF;
-                        long long started, committed;
+                        long long started, committed, hooks;
                         char dname[32];
 
                         snprintf(dname, sizeof(dname), "count-%s", way_names[w]);
@@ -397,13 +407,19 @@ int main(int argc, char *argv[]) {
                                 snprintf(name, sizeof(name), "f%d", i);
                                 r = copy_one(w, src, d, name);
                                 if (r < 0) {
-                                        (void) profile_stop(fn);
+                                        (void) profile_stop();
                                         fprintf(stderr, "%s (counting): %s\n", way_names[w], strerror(-r));
                                         return 1;
                                 }
                         }
-                        started = profile_stop(fn);
-                        if (started < 0) {
+                        r = profile_stop();
+                        started = r < 0 ? r : profile_count(fn);
+                        /* Not called at all is a count of 0 here. */
+                        hooks = r < 0 ? r : profile_count("security_inode_setxattr");
+                        if (hooks == -ENODATA)
+                                hooks = 0;
+                        if (started < 0 || hooks < 0) {
+                                started = started < 0 ? started : hooks;
                                 fprintf(stderr, "function profiler: %s\n", strerror((int) -started));
                                 return 1;
                         }
@@ -411,6 +427,7 @@ int main(int argc, char *argv[]) {
                         committed = x0 >= 0 ? xfs_transactions(base) - x0 : -1;
                         printf("trans-per-file %s %.2f %.2f %s\n", way_names[w], (double) started / n,
                                committed < 0 ? -1.0 : (double) committed / n, fn);
+                        printf("setxattr-hooks-per-file %s %.2f\n", way_names[w], (double) hooks / n);
                 }
         }
         return 0;
